@@ -1,0 +1,183 @@
+import { CompactionError } from '../errors';
+import { isContextOverflowError } from '../overflow/recognize';
+import { textMessage } from '../prompt/conversation';
+import type { CallOptions, ContentMessage, GenerateResult, Message, Model, SystemMessage } from '../prompt/types';
+import { estimateMessages, estimatePrompt } from '../sizing/estimate';
+import { REMINDER_PROMPT, SUMMARY_PROMPT, UPDATE_PROMPT } from './prompts';
+import { hasTemplateHeading, replyText, unifiedFinishReason } from './reply';
+import { shortenTranscript, transcriptMessageText } from './shorten';
+
+/** The `providerOptions` key of this package; on a message it marks a summary request. */
+export const PROVIDER_OPTIONS_KEY = 'compaction';
+
+/** Below this much room for its reply, a summary request is not sent with the whole conversation. */
+export const MIN_SUMMARY_ROOM = 1_024;
+/** The margin applied to the estimated (not provider-counted) part of a request's size. */
+export const ESTIMATE_MARGIN = 1.15;
+/** A summary request rejected as too long is retried as a transcript aimed at these shares of its size. */
+export const RETRY_SHARES = [0.85, 0.7, 0.5, 0.35] as const;
+
+/** Whether a call is a summary request of this package (a middleware after it should pass it on unchanged). */
+export function isSummaryRequest(params: { prompt?: readonly unknown[] } | undefined): boolean {
+  const last = params?.prompt?.[params.prompt.length - 1] as ContentMessage | undefined;
+  return last?.providerOptions?.[PROVIDER_OPTIONS_KEY]?.summaryRequest === true;
+}
+
+function marked(text: string): ContentMessage {
+  return textMessage('user', text, { [PROVIDER_OPTIONS_KEY]: { summaryRequest: true } });
+}
+
+export interface SummarizeInput {
+  /** The summarizer: the step's own model through the rest of the chain, or the `summarizer` option. */
+  model: Model;
+  /** The step's own request (with its current checkpoint in place). */
+  params: CallOptions;
+  system: SystemMessage[];
+  /** The checkpoint message the step was sent with, if any. */
+  previous: ContentMessage | undefined;
+  /** The conversation the step was sent with, after the system messages. */
+  sent: Message[];
+  /** The part of it that goes before the new record. */
+  beforeRecord: Message[];
+  /** The step's size: what the provider counted, and what was estimated on top. */
+  size: { counted: number; estimated: number };
+  window: number | undefined;
+  summaryOutputTokens: number;
+  warn: (message: string) => void;
+}
+
+interface Attempt {
+  prompt: Message[];
+  tools: CallOptions['tools'];
+  maxOutputTokens: number;
+  /** Estimated size of the request, for aiming retries. */
+  estimate: number;
+}
+
+/**
+ * Asks the model for the structured summary (SPEC 6.1, 6.2, 6.6) and returns it. Throws a
+ * `CompactionError`, or the abort error when the call was aborted.
+ */
+export async function summarize(input: SummarizeInput): Promise<string> {
+  const appended = marked(input.previous === undefined ? SUMMARY_PROMPT : UPDATE_PROMPT);
+  let attempt = firstAttempt(input, appended);
+  for (let retry = 0; ; retry++) {
+    try {
+      return await requestSummary(input, attempt, appended);
+    } catch (error) {
+      if (!isContextOverflowError(error) || isAbort(error, input.params.abortSignal)) throw error;
+      const share = RETRY_SHARES[retry];
+      if (share === undefined) {
+        throw new CompactionError({ reason: 'too-large', message: 'the summary request was rejected as too long after 4 shorter tries', cause: error });
+      }
+      input.warn(`ai-compaction: the summary request was rejected as too long; retrying as a transcript at ${Math.round(share * 100)} % of its size`);
+      attempt = transcriptAttempt(input, appended, Math.floor(attempt.estimate * share));
+    }
+  }
+}
+
+function firstAttempt(input: SummarizeInput, appended: ContentMessage): Attempt {
+  const appendedTokens = estimateMessages([appended]);
+  const whole = [...input.system, ...input.sent, appended];
+  const room = roomFor(input.window, input.size.counted, input.size.estimated + appendedTokens);
+  if (room >= MIN_SUMMARY_ROOM) {
+    return attemptOf(input, whole, input.params.tools, input.size.counted + input.size.estimated + appendedTokens, room);
+  }
+  const before = [...input.system, ...(input.previous ? [input.previous] : []), ...input.beforeRecord, appended];
+  const beforeTokens = estimatePrompt(before, input.params.tools);
+  const beforeRoom = roomFor(input.window, 0, beforeTokens);
+  if (input.beforeRecord.length > 0 && beforeRoom >= MIN_SUMMARY_ROOM) {
+    return attemptOf(input, before, input.params.tools, beforeTokens, beforeRoom);
+  }
+  // The window is known here (room is finite): aim the transcript at what leaves the minimum room.
+  return transcriptAttempt(input, appended, Math.floor((input.window! - MIN_SUMMARY_ROOM) / ESTIMATE_MARGIN));
+}
+
+/** A request of the system messages, the previous checkpoint and a transcript, within `target` tokens. */
+function transcriptAttempt(input: SummarizeInput, appended: ContentMessage, target: number): Attempt {
+  const frame = [...input.system, ...(input.previous ? [input.previous] : []), appended];
+  const frameTokens = estimateMessages(frame) + estimateMessages([textMessage('user', transcriptMessageText(''))]);
+  const transcript = shortenTranscript(input.beforeRecord, target - frameTokens);
+  if (transcript === undefined || input.beforeRecord.length === 0) {
+    throw new CompactionError({
+      reason: 'too-large',
+      message: `the summary request cannot fit: even the newest exchange leaves no room within ${target} tokens`,
+    });
+  }
+  const prompt = [
+    ...input.system,
+    ...(input.previous ? [input.previous] : []),
+    textMessage('user', transcriptMessageText(transcript)),
+    appended,
+  ];
+  const estimate = estimateMessages(prompt);
+  return attemptOf(input, prompt, undefined, estimate, roomFor(input.window, 0, estimate));
+}
+
+function attemptOf(input: SummarizeInput, prompt: Message[], tools: CallOptions['tools'], estimate: number, room: number): Attempt {
+  return { prompt, tools, estimate, maxOutputTokens: Math.max(1, Math.min(input.summaryOutputTokens, Math.floor(room))) };
+}
+
+/** `room = window - (counted + 1.15 x estimated)`; unbounded without a window. */
+export function roomFor(window: number | undefined, counted: number, estimated: number): number {
+  return window === undefined ? Number.POSITIVE_INFINITY : window - (counted + ESTIMATE_MARGIN * estimated);
+}
+
+async function requestSummary(input: SummarizeInput, attempt: Attempt, appended: ContentMessage): Promise<string> {
+  const first = await call(input, attempt, attempt.prompt);
+  const summary = checkReply(first);
+  if (hasTemplateHeading(summary)) return summary;
+  input.warn('ai-compaction: the summary missed the template; asking once more');
+  const reminder = [
+    ...attempt.prompt,
+    ...(summary === '' ? [] : [{ role: 'assistant' as const, content: [{ type: 'text', text: summary }] }]),
+    marked(REMINDER_PROMPT),
+  ];
+  const second = checkReply(await call(input, attempt, reminder));
+  if (hasTemplateHeading(second)) return second;
+  void appended;
+  throw new CompactionError({ reason: 'template-missing', message: 'the summary did not fill in the template after one reminder' });
+}
+
+async function call(input: SummarizeInput, attempt: Attempt, prompt: Message[]): Promise<GenerateResult> {
+  const { tools, toolChoice, ...rest } = input.params;
+  const request: CallOptions = {
+    ...rest,
+    prompt,
+    maxOutputTokens: attempt.maxOutputTokens,
+    ...(attempt.tools === undefined ? {} : { tools: attempt.tools, toolChoice }),
+  };
+  void tools;
+  try {
+    return await input.model.doGenerate(request);
+  } catch (error) {
+    if (isContextOverflowError(error) || isAbort(error, input.params.abortSignal)) throw error;
+    throw new CompactionError({ reason: 'summarizer-failed', message: `the summary request failed: ${messageOf(error)}`, cause: error });
+  }
+}
+
+/** The summary text of a reply, or the failure it is. */
+function checkReply(result: GenerateResult): string {
+  const finish = unifiedFinishReason(result.finishReason as never);
+  if (finish === 'length') {
+    throw new CompactionError({ reason: 'output-limit', message: 'the summary was cut at the output limit' });
+  }
+  if (finish === 'content-filter') {
+    throw new CompactionError({ reason: 'refused', message: 'the summary request was refused by the content filter' });
+  }
+  const summary = replyText(result.content);
+  if (summary === '' && !result.content.some((part) => part.type === 'tool-call')) {
+    throw new CompactionError({ reason: 'empty', message: 'the summary reply was empty' });
+  }
+  return summary;
+}
+
+export function isAbort(error: unknown, signal: AbortSignal | undefined): boolean {
+  if (signal?.aborted) return true;
+  const name = (error as { name?: unknown } | null)?.name;
+  return name === 'AbortError' || name === 'TimeoutError';
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,438 @@
+import type { LanguageModel, LanguageModelMiddleware } from 'ai';
+import { checkpointMessage } from './checkpoint/message';
+import { recordBudget, selectRecord } from './checkpoint/record';
+import { PROVIDER_OPTIONS_KEY, isAbort, isSummaryRequest, messageOf, summarize } from './checkpoint/summarize';
+import { CompactionError } from './errors';
+import { type CompactionLogger, describe, resolveOptions } from './options';
+import { contextOverflowLimit, isContextOverflowError, overflowFromStreamPart } from './overflow/recognize';
+import { trailingUserStart } from './prompt/conversation';
+import type { CallOptions, GenerateResult, Model, ProviderOptions, StreamPart, StreamResult, Usage } from './prompt/types';
+import { ceiling } from './sizing/ceiling';
+import { estimatePrompt } from './sizing/estimate';
+import { Keeper } from './store/keeper';
+import { memoryStore } from './store/memory';
+import type { Hold, StoredCheckpoint } from './store/records';
+import type { CompactionStore } from './store/types';
+import { type CompactionState, buildState, parseState } from './state';
+import { type StepView, outgoingPrompt, resolveView, totalSize } from './view';
+
+/** Why a compaction ran. */
+export type CompactionReason = 'auto' | 'overflow' | 'manual';
+
+/** What `last()` returns and `onCompaction` receives: one compaction. */
+export interface CompactionRecord {
+  reason: CompactionReason;
+  /** Messages of the caller's conversation the checkpoint stands in for. */
+  messagesCovered: number;
+  /** Estimated (or provider-counted) size of the prompt before, in tokens. */
+  tokensBefore: number;
+  /** Estimated size of the prompt sent after, in tokens. */
+  tokensAfter: number;
+  summary: string;
+  /** The serialized record of the newest covered messages. */
+  record: string;
+}
+
+/** Options of `compaction()`. Every one is optional. */
+export interface CompactionOptions {
+  /** The model's context window in tokens, or a function of the model returning it (or `undefined`). Without one the middleware never compacts on its own. */
+  contextWindow?: number | ((model: { provider: string; modelId: string }) => number | undefined);
+  /**
+   * Room kept free: a share of the window (`"20%"` compacts at 80 % full) or a number of tokens.
+   * @default 15 % of the window, at least 16,000 tokens when the window is 32,000 or more
+   */
+  buffer?: `${number}%` | number;
+  /**
+   * Tokens of the newest conversation kept verbatim as the checkpoint's record.
+   * @default 15_000
+   */
+  keep?: number;
+  /**
+   * `false`: compact only when asked (`compactNext()`, `providerOptions.compaction.compact`) or on overflow.
+   * @default true
+   */
+  auto?: boolean;
+  /** A model used for summaries instead of the step's own. @default the step's own model */
+  summarizer?: Exclude<LanguageModel, string>;
+  /**
+   * The most tokens a summary may take.
+   * @default 32_000
+   */
+  summaryOutputTokens?: number;
+  /** `{ info, warn }`: one info line per compaction, a warning per rejection or failure. */
+  logger?: CompactionLogger;
+  /** Where checkpoints and provider counts live. @default an in-memory store bounded in bytes */
+  store?: CompactionStore;
+  /** A value from `state()` of another instance, to continue from. */
+  state?: CompactionState;
+  /** Called after each compaction with the record `last()` returns. */
+  onCompaction?: (record: CompactionRecord) => void;
+}
+
+/** Per-call options, under `providerOptions.compaction`. Removed before the provider sees the call. */
+export interface CompactionCallOptions {
+  /** Separates tenants: identical messages in two scopes never share a checkpoint. */
+  scope?: string;
+  /** Compact this step whatever its size. */
+  compact?: boolean;
+}
+
+/** The middleware, with the host's controls. */
+export type CompactionMiddleware = LanguageModelMiddleware & {
+  /** Makes the next step compact, whatever its size. */
+  compactNext(): void;
+  /** The last compaction, or `undefined` before the first. */
+  last(): CompactionRecord | undefined;
+  /** A JSON value holding the recent checkpoints and counts; `compaction({ state })` continues from it. */
+  state(): CompactionState;
+};
+
+interface Step {
+  view: StepView;
+  window: number | undefined;
+  limit: number | undefined;
+}
+
+const NON_CONTENT_PARTS = new Set(['stream-start', 'response-metadata', 'raw', 'ping', 'custom']);
+
+/**
+ * Keeps every step of an AI SDK conversation inside the model's context window: over the ceiling,
+ * older conversation is replaced by a checkpoint (a structured summary plus a verbatim record of
+ * the newest turns); a step the provider still rejects as too long is compacted and sent once more.
+ *
+ * @example
+ * const model = wrapLanguageModel({
+ *   model: openai('gpt-5'),
+ *   middleware: compaction({ contextWindow: 400_000 }),
+ * });
+ */
+export function compaction(options: CompactionOptions = {}): CompactionMiddleware {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(`ai-compaction: options must be an object, got ${describe(options)}`);
+  }
+  const settings = resolveOptions(options as Record<string, unknown>);
+  const restored = options.state === undefined ? undefined : parseState(options.state);
+  const logger = settings.logger;
+  const warn = (message: string) => logger?.warn(message);
+  const keeper = new Keeper(settings.store ?? memoryStore(), warn);
+  let ready: Promise<void> | undefined = restored && keeper.restore(restored.threads, restored.checkpoints);
+  const steps = new WeakMap<object, Step>();
+  const learnedWindows = new Map<string, number>();
+  const flights = new Map<string, Promise<StepView>>();
+  let pendingManual = false;
+  let lastRecord: CompactionRecord | undefined;
+
+  const modelKey = (model: Model) => `${model.provider}:${model.modelId}`;
+
+  function windowFor(model: Model): number | undefined {
+    const configured =
+      typeof settings.contextWindow === 'function' ? settings.contextWindow(model) : settings.contextWindow;
+    const learned = learnedWindows.get(modelKey(model));
+    if (configured === undefined || !(configured > 0)) return learned;
+    return learned === undefined ? configured : Math.min(configured, learned);
+  }
+
+  function held(view: StepView, limit: number): boolean {
+    const hold = view.thread?.hold;
+    if (hold == null || hold.checkpoint !== (view.checkpoint?.digest ?? null)) return false;
+    if (hold.length > view.conversation.length) return false;
+    return totalSize(view) < hold.size + limit / 10;
+  }
+
+  async function placeHold(view: StepView, size: number, limit: number, why: string): Promise<void> {
+    if (view.digests === undefined || view.threadDigest === undefined) return;
+    const length = view.conversation.length;
+    const hold: Hold = { length, digest: await view.digests.of(length), checkpoint: view.checkpoint?.digest ?? null, size };
+    warn(
+      `ai-compaction: ${why}; the prompt stays at ${size} tokens, at or above the ceiling of ${limit}. ` +
+        `Not compacting again until it grows by ${Math.ceil(limit / 10)} tokens.`,
+    );
+    await keeper.saveHold(view.threadDigest, hold);
+  }
+
+  /** Compacts a step (single flight per covered prefix) and returns the view to send. */
+  async function compact(
+    view: StepView,
+    reason: CompactionReason,
+    model: Model,
+    window: number | undefined,
+    target: number | undefined,
+  ): Promise<StepView> {
+    const end = trailingUserStart(view.conversation);
+    const from = view.checkpoint?.length ?? 0;
+    if (end === 0 || view.digests === undefined || (end <= from && reason === 'auto')) {
+      throw new CompactionError({ reason: 'nothing-to-compact', message: 'there is no older conversation to compact' });
+    }
+    const digest = await view.digests.of(end);
+    const key = `${reason === 'overflow' ? `${target}:` : ''}${digest}`;
+    let flight = flights.get(key);
+    if (flight === undefined) {
+      flight = run(view, reason, model, window, target, end, digest).finally(() => flights.delete(key));
+      flights.set(key, flight);
+    }
+    return flight;
+  }
+
+  async function run(
+    view: StepView,
+    reason: CompactionReason,
+    model: Model,
+    window: number | undefined,
+    target: number | undefined,
+    end: number,
+    digest: string,
+  ): Promise<StepView> {
+    const from = view.checkpoint?.length ?? 0;
+    const covered = view.conversation.slice(from, end);
+    const record = selectRecord(covered, recordBudget(settings.keep, target));
+    const summary = await summarize({
+      model: settings.summarizer ?? model,
+      params: view.params,
+      system: view.system,
+      previous: view.checkpointMessage,
+      sent: view.sent,
+      beforeRecord: covered.slice(0, record.start),
+      size: view.size,
+      window,
+      summaryOutputTokens: settings.summaryOutputTokens,
+      warn,
+    });
+    const message = checkpointMessage(summary, record.text);
+    const sent = [message, ...view.conversation.slice(end)];
+    const tokensBefore = totalSize(view);
+    const tokensAfter = estimatePrompt([...view.system, ...sent], view.params.tools);
+    const checkpoint: StoredCheckpoint = {
+      v: 1,
+      digest,
+      length: end,
+      summary,
+      record: record.text,
+      reason,
+      tokensBefore,
+      tokensAfter,
+      createdAt: Date.now(),
+    };
+    const next: StepView = { ...view, checkpoint, checkpointMessage: message, sent, size: { counted: 0, estimated: tokensAfter } };
+    const noProgress = target !== undefined && tokensAfter >= target;
+    if (view.threadDigest !== undefined) {
+      const saved = await keeper.saveCheckpoint(view.threadDigest, checkpoint, null);
+      if (!saved) warn('ai-compaction: the checkpoint could not be stored; this step uses it, later steps may compact again');
+    }
+    if (noProgress && reason !== 'overflow') await placeHold(next, tokensAfter, target, 'the compaction made no progress');
+    lastRecord = { reason, messagesCovered: end, tokensBefore, tokensAfter, summary, record: record.text };
+    logger?.info(
+      `ai-compaction: compacted ${end} messages (${reason}): ${tokensBefore} -> ${tokensAfter} estimated tokens`,
+    );
+    try {
+      settings.onCompaction?.(lastRecord as never);
+    } catch (error) {
+      warn(`ai-compaction: onCompaction threw: ${messageOf(error)}`);
+    }
+    return next;
+  }
+
+  /** A rejected step: learn the window, compact aimed at 85 % of its size, return what to send once more. */
+  async function recover(step: Step, error: unknown, model: Model): Promise<Step> {
+    const limit = contextOverflowLimit(error);
+    if (limit !== undefined) learnedWindows.set(modelKey(model), limit);
+    warn(`ai-compaction: the provider rejected the prompt as too long (${messageOf(error)}); compacting and retrying once`);
+    const window = windowFor(model);
+    const target = Math.floor(totalSize(step.view) * 0.85);
+    try {
+      const view = await compact(step.view, 'overflow', model, window, target);
+      return { view, window, limit: step.limit };
+    } catch (failure) {
+      if (CompactionError.isInstance(failure) || isAbort(failure, step.view.params.abortSignal)) throw failure;
+      throw new CompactionError({ reason: 'summarizer-failed', message: messageOf(failure), cause: failure });
+    }
+  }
+
+  async function recordUsage(step: Step, usage: Usage | undefined): Promise<void> {
+    const input = usage?.inputTokens?.total;
+    const { view } = step;
+    if (typeof input !== 'number' || view.digests === undefined || view.threadDigest === undefined) return;
+    const output = usage?.outputTokens?.total;
+    const length = view.conversation.length;
+    await keeper.saveCount(view.threadDigest, {
+      length,
+      digest: await view.digests.of(length),
+      checkpoint: view.checkpoint?.digest ?? null,
+      input,
+      output: typeof output === 'number' ? output : 0,
+    });
+  }
+
+  function paramsFor(step: Step): CallOptions {
+    return { ...step.view.params, prompt: outgoingPrompt(step.view) };
+  }
+
+  /** Reads the stream ahead to its first content part; an overflow error before it is recovered. */
+  async function streamWithRecovery(
+    step: Step | undefined,
+    model: Model,
+    start: () => PromiseLike<StreamResult>,
+    recovered: boolean,
+  ): Promise<StreamResult> {
+    let result: StreamResult;
+    try {
+      result = await start();
+    } catch (error) {
+      if (step === undefined || recovered || !isContextOverflowError(error) || isAbort(error, step.view.params.abortSignal)) throw error;
+      const next = await recover(step, error, model);
+      return streamWithRecovery(next, model, () => model.doStream(paramsFor(next)), true);
+    }
+    const reader = result.stream.getReader();
+    const heldParts: StreamPart[] = [];
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (NON_CONTENT_PARTS.has(value.type)) {
+        heldParts.push(value);
+        continue;
+      }
+      if (
+        value.type === 'error' &&
+        step !== undefined &&
+        !recovered &&
+        !isAbort(value.error, step.view.params.abortSignal) &&
+        overflowFromStreamPart(value)
+      ) {
+        await reader.cancel().catch(() => undefined);
+        const next = await recover(step, value.error, model);
+        return streamWithRecovery(next, model, () => model.doStream(paramsFor(next)), true);
+      }
+      heldParts.push(value);
+      break;
+    }
+    return { ...result, stream: observe(replay(heldParts, reader), step) };
+  }
+
+  function observe(stream: ReadableStream<StreamPart>, step: Step | undefined): ReadableStream<StreamPart> {
+    if (step === undefined) return stream;
+    let usage: Usage | undefined;
+    return stream.pipeThrough(
+      new TransformStream<StreamPart, StreamPart>({
+        transform(part, controller) {
+          if (part.type === 'finish') usage = part.usage as Usage | undefined;
+          controller.enqueue(part);
+        },
+        async flush() {
+          await recordUsage(step, usage).catch((error: unknown) => warn(`ai-compaction: recording usage failed: ${messageOf(error)}`));
+        },
+      }),
+    );
+  }
+
+  const middleware = {
+    specificationVersion: 'v3',
+
+    async transformParams({ params, model }: { type: 'generate' | 'stream'; params: CallOptions; model: Model }) {
+      if (ready !== undefined) {
+        await ready;
+        ready = undefined;
+      }
+      if (isSummaryRequest(params)) return params;
+      const { clean, call } = takeCallOptions(params);
+      const view = await resolveView(keeper, clean, call.scope ?? '');
+      const window = windowFor(model);
+      const limit = window === undefined ? undefined : ceiling(window, settings.buffer, clean.maxOutputTokens);
+      const manual = call.compact === true || pendingManual;
+      pendingManual = false;
+      const size = totalSize(view);
+      let step: Step = { view, window, limit };
+      const due = settings.auto && limit !== undefined && size >= limit && !held(view, limit);
+      if (manual || due) {
+        try {
+          step = { ...step, view: await compact(view, manual ? 'manual' : 'auto', model, window, limit) };
+        } catch (error) {
+          if (isAbort(error, clean.abortSignal)) throw error;
+          const failure = CompactionError.isInstance(error)
+            ? error
+            : new CompactionError({ reason: 'summarizer-failed', message: messageOf(error), cause: error });
+          if (failure.reason === 'nothing-to-compact' && limit !== undefined && !manual) {
+            await placeHold(view, size, limit, 'there is nothing older to compact');
+          } else {
+            warn(`ai-compaction: compaction failed (${failure.reason}): ${failure.message}`);
+          }
+          if (window !== undefined && estimatePrompt(outgoingPrompt(view), clean.tools) > window) throw failure;
+        }
+      }
+      const out = step.view.sent === view.conversation && clean === params ? params : paramsFor(step);
+      steps.set(out, step);
+      return out;
+    },
+
+    async wrapGenerate({ doGenerate, params, model }: { doGenerate: () => PromiseLike<GenerateResult>; params: CallOptions; model: Model }) {
+      const step = steps.get(params);
+      try {
+        const result = await doGenerate();
+        if (step !== undefined) await recordUsage(step, result.usage);
+        return result;
+      } catch (error) {
+        if (step === undefined || !isContextOverflowError(error) || isAbort(error, params.abortSignal)) throw error;
+        const next = await recover(step, error, model);
+        const result = await model.doGenerate(paramsFor(next));
+        await recordUsage(next, result.usage);
+        return result;
+      }
+    },
+
+    async wrapStream({ doStream, params, model }: { doStream: () => PromiseLike<StreamResult>; params: CallOptions; model: Model }) {
+      return streamWithRecovery(steps.get(params), model, doStream, false);
+    },
+
+    compactNext() {
+      pendingManual = true;
+    },
+
+    last() {
+      return lastRecord;
+    },
+
+    state() {
+      return buildState(keeper.recentThreads, keeper.recentCheckpoints);
+    },
+  };
+  return middleware as unknown as CompactionMiddleware;
+}
+
+/** Takes this package's per-call options out of `providerOptions`; the provider never sees them. */
+function takeCallOptions(params: CallOptions): { clean: CallOptions; call: CompactionCallOptions } {
+  const options = params.providerOptions?.[PROVIDER_OPTIONS_KEY];
+  if (options === undefined) return { clean: params, call: {} };
+  const { scope, compact } = options as { scope?: unknown; compact?: unknown };
+  if (scope !== undefined && typeof scope !== 'string') {
+    throw new TypeError(`ai-compaction: providerOptions.compaction.scope must be a string, got ${describe(scope)}`);
+  }
+  if (compact !== undefined && typeof compact !== 'boolean') {
+    throw new TypeError(`ai-compaction: providerOptions.compaction.compact must be true or false, got ${describe(compact)}`);
+  }
+  const { [PROVIDER_OPTIONS_KEY]: _taken, ...rest } = params.providerOptions as ProviderOptions;
+  return {
+    clean: { ...params, providerOptions: Object.keys(rest).length > 0 ? rest : undefined },
+    call: { ...(scope === undefined ? {} : { scope }), ...(compact === undefined ? {} : { compact }) },
+  };
+}
+
+/** Replays held parts, then pulls from the reader; cancelling cancels the inner stream. */
+function replay(held: StreamPart[], reader: ReadableStreamDefaultReader<StreamPart>): ReadableStream<StreamPart> {
+  let index = 0;
+  return new ReadableStream<StreamPart>({
+    async pull(controller) {
+      if (index < held.length) {
+        controller.enqueue(held[index++]!);
+        return;
+      }
+      try {
+        const { done, value } = await reader.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      } catch (error) {
+        controller.error(error);
+      }
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+}

@@ -1,0 +1,35 @@
+import { AISDKError } from 'ai';
+
+const name = 'AI_CompactionError';
+const marker = `vercel.ai.error.${name}`;
+const symbol = Symbol.for(marker);
+
+/** Why a compaction failed. */
+export type CompactionFailure =
+  | 'template-missing'
+  | 'output-limit'
+  | 'refused'
+  | 'empty'
+  | 'too-large'
+  | 'nothing-to-compact'
+  | 'summarizer-failed';
+
+/**
+ * A compaction that failed. Nothing was stored and no checkpoint changed. Check with
+ * `CompactionError.isInstance(error)`, which holds across copies of the package.
+ */
+export class CompactionError extends AISDKError {
+  private readonly [symbol] = true;
+
+  /** What went wrong. */
+  readonly reason: CompactionFailure;
+
+  constructor({ reason, message, cause }: { reason: CompactionFailure; message: string; cause?: unknown }) {
+    super({ name, message: `ai-compaction: ${message}`, cause });
+    this.reason = reason;
+  }
+
+  static override isInstance(error: unknown): error is CompactionError {
+    return AISDKError.hasMarker(error, marker);
+  }
+}

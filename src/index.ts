@@ -1,0 +1,23 @@
+/** Context compaction for the Vercel AI SDK. */
+export {
+  compaction,
+  type CompactionCallOptions,
+  type CompactionMiddleware,
+  type CompactionOptions,
+  type CompactionReason,
+  type CompactionRecord,
+} from './compaction';
+/** Whether a call is this package's summary request; a middleware after this one should pass it on unchanged. */
+export { isSummaryRequest } from './checkpoint/summarize';
+/** A compaction that failed; nothing was stored. */
+export { CompactionError, type CompactionFailure } from './errors';
+/** Recognises a provider's "prompt too long" rejection, and the limit it states. */
+export { contextOverflowLimit, isContextOverflowError } from './overflow/recognize';
+/** The default store: in memory, least recently used out, bounded in bytes. */
+export { memoryStore } from './store/memory';
+/** Where checkpoints and counts live: implement it to back them with anything. */
+export type { CompactionStore } from './store/types';
+/** The value `state()` returns. */
+export type { CompactionState } from './state';
+/** The logger the middleware writes to. */
+export type { CompactionLogger } from './options';

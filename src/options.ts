@@ -1,0 +1,118 @@
+import { z } from 'zod';
+import type { Buffer } from './sizing/ceiling';
+import type { CompactionStore } from './store/types';
+import type { Model } from './prompt/types';
+
+/** Where the middleware reports: `console`, pino and winston all fit. */
+export interface CompactionLogger {
+  info(message: string): void;
+  warn(message: string): void;
+}
+
+export const DEFAULT_KEEP = 15_000;
+export const DEFAULT_SUMMARY_OUTPUT_TOKENS = 32_000;
+
+const positiveInteger = z.number().int().positive();
+const tokenCount = z.number().int().nonnegative();
+const share = z
+  .string()
+  .regex(/^\d+(\.\d+)?%$/)
+  .transform((value) => Number.parseFloat(value))
+  .refine((value) => value >= 1 && value <= 99);
+const functionValue = z.custom<(...args: never[]) => unknown>((value) => typeof value === 'function');
+
+/** What each option accepts, said in the error that refuses it. */
+const rules = {
+  contextWindow: {
+    schema: z.union([positiveInteger, functionValue]),
+    expected: 'a positive whole number of tokens, or a function of the model returning one',
+  },
+  buffer: {
+    schema: z.union([tokenCount, share]),
+    expected: 'a share from "1%" to "99%", or a whole number of tokens (0 or more)',
+  },
+  keep: { schema: tokenCount, expected: 'a whole number of tokens (0 or more)' },
+  auto: { schema: z.boolean(), expected: 'true or false' },
+  summaryOutputTokens: { schema: positiveInteger, expected: 'a positive whole number of tokens' },
+  summarizer: {
+    schema: z.custom<Model>(
+      (value) => typeof value === 'object' && value !== null && typeof (value as Model).doGenerate === 'function',
+    ),
+    expected: 'a language model object (with doGenerate)',
+  },
+  logger: {
+    schema: z.custom<CompactionLogger>(
+      (value) =>
+        typeof value === 'object' &&
+        value !== null &&
+        typeof (value as CompactionLogger).info === 'function' &&
+        typeof (value as CompactionLogger).warn === 'function',
+    ),
+    expected: 'an object with info and warn functions (console, pino and winston fit)',
+  },
+  store: {
+    schema: z.custom<CompactionStore>(
+      (value) =>
+        typeof value === 'object' &&
+        value !== null &&
+        ['get', 'set', 'delete'].every((method) => typeof (value as Record<string, unknown>)[method] === 'function'),
+    ),
+    expected: 'a store with get, set and delete functions',
+  },
+  onCompaction: { schema: functionValue, expected: 'a function' },
+  native: { schema: z.boolean(), expected: 'true or false' },
+} as const;
+
+export type OptionName = keyof typeof rules | 'state';
+
+/** Options after validation, with their defaults filled in. */
+export interface ResolvedOptions {
+  contextWindow: number | ((model: Model) => number | undefined) | undefined;
+  buffer: Buffer | undefined;
+  keep: number;
+  auto: boolean;
+  summaryOutputTokens: number;
+  summarizer: Model | undefined;
+  logger: CompactionLogger | undefined;
+  store: CompactionStore | undefined;
+  onCompaction: ((record: never) => unknown) | undefined;
+  native: boolean;
+}
+
+/** Validates options at construction: a bad one throws a `TypeError` naming the option and value. */
+export function resolveOptions(options: Record<string, unknown>): ResolvedOptions {
+  const known = new Set<string>([...Object.keys(rules), 'state']);
+  for (const name of Object.keys(options)) {
+    if (!known.has(name)) throw new TypeError(`ai-compaction: unknown option ${name}`);
+  }
+  const value = <K extends keyof typeof rules>(name: K): z.output<(typeof rules)[K]['schema']> | undefined => {
+    const given = options[name];
+    if (given === undefined) return undefined;
+    const parsed = rules[name].schema.safeParse(given);
+    if (!parsed.success) {
+      throw new TypeError(`ai-compaction: option ${name} must be ${rules[name].expected}, got ${describe(given)}`);
+    }
+    return parsed.data as z.output<(typeof rules)[K]['schema']>;
+  };
+  const buffer = value('buffer');
+  return {
+    contextWindow: value('contextWindow') as ResolvedOptions['contextWindow'],
+    buffer: buffer === undefined ? undefined : typeof options.buffer === 'string' ? { share: buffer } : { tokens: buffer },
+    keep: value('keep') ?? DEFAULT_KEEP,
+    auto: value('auto') ?? true,
+    summaryOutputTokens: value('summaryOutputTokens') ?? DEFAULT_SUMMARY_OUTPUT_TOKENS,
+    summarizer: value('summarizer'),
+    logger: value('logger'),
+    store: value('store'),
+    onCompaction: value('onCompaction') as ResolvedOptions['onCompaction'],
+    native: value('native') ?? false,
+  };
+}
+
+export function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : String(value);
+}

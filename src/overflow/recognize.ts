@@ -1,0 +1,454 @@
+/**
+ * Recognising providers' context-overflow errors.
+ *
+ * Pure and dependency-free (Web-standard JS only): runs on Node, the Edge runtime and browsers.
+ * It never imports from `ai`; errors are read by shape, so checks survive two installed copies of
+ * the AI SDK and both provider majors. The patterns are those of `reference/overflow-errors.md`.
+ */
+
+export type ContextOverflowKind = 'context' | 'request-size';
+
+/** What the walk over one error learned. */
+interface Analysis {
+  overflow: boolean;
+  kind?: ContextOverflowKind;
+  limit?: number;
+  promptTokens?: number;
+}
+
+/** The evidence one node of the error tree carries. */
+interface Evidence {
+  status?: number;
+  /** Free text: `message`, the raw body, every string inside the parsed bodies. */
+  texts: string[];
+  /** Provider codes, from the known code fields of every parsed body. */
+  codes: string[];
+  /** Parsed bodies and raw provider objects. */
+  records: Record<string, unknown>[];
+  /** An HTTP 400/413 whose body was empty (Mistral, Cerebras). */
+  emptyBodyStatus?: number;
+}
+
+type Verdict =
+  | { decision: 'unknown' }
+  | { decision: 'excluded' }
+  | { decision: 'overflow'; kind: ContextOverflowKind; evidence: Evidence };
+
+const MAX_DEPTH = 8;
+const MAX_NODES = 32;
+const MAX_RECORD_DEPTH = 6;
+const MAX_STRINGS = 200;
+
+const OVERFLOW_STATUSES = new Set([200, 400, 413, 422]);
+
+const CONTEXT_CODES = new Set(['context_length_exceeded', 'model_context_window_exceeded']);
+const REQUEST_SIZE_CODES = new Set(['request_too_large']);
+const NON_OVERFLOW_CODES = new Set(['rate_limit_exceeded', 'rate_limit_error', 'throttlingexception']);
+
+/** Where providers put their error code, relative to the body or raw error object. */
+const CODE_PATHS: readonly (readonly string[])[] = [
+  ['code'],
+  ['type'],
+  ['error', 'code'],
+  ['error', 'type'],
+  ['error', 'status'],
+  ['response', 'error', 'code'],
+  ['exception', 'type'],
+];
+
+/** Checked first: throughput limits and server trouble are never overflow. */
+const NON_OVERFLOW_PATTERNS: readonly RegExp[] = [
+  /^(?:throttling error|service unavailable):/i,
+  /rate limit/i,
+  /too many requests/i,
+  /tokens per minute/i,
+  /max[_ ]tokens must be less than/i, // Cohere
+  // Bedrock's ThrottlingException reaches a stream as a bare `{ message }` ("Too many tokens,
+  // please wait before trying again.") that the generic /too many tokens/ would otherwise match.
+  /please wait before trying again/i,
+];
+
+/** Mistral and Cerebras may answer 400/413 with no body. */
+const NO_BODY_PATTERN = /^4(?:00|13)\s*(?:status code)?\s*\(no body\)/i;
+
+const CONTEXT_PATTERNS: readonly RegExp[] = [
+  /prompt is too long/i, // Anthropic
+  /input length and `?max_tokens`? exceed context limit/i, // Anthropic
+  /input is too long for requested model/i, // Bedrock
+  /number of input tokens exceeds maximum length/i, // Bedrock Nova
+  /exceeds the context window/i, // OpenAI Responses
+  /maximum context length is \d+ tokens/i, // OpenAI, OpenRouter, DeepSeek, vLLM
+  /exceeds (?:the )?(?:model'?s )?maximum context length(?: of [\d,]+ tokens?|\s*\([\d,]+\))/i, // OpenAI-compatible, LiteLLM
+  /input tokens exceed the configured limit of \d+ tokens/i, // Azure
+  /input token count.*exceeds the maximum/i, // Google
+  /tokens in request more than max tokens allowed/i, // Z.AI
+  /model_context_window_exceeded/i, // Z.AI
+  /prompt (?:too long|超长)/i, // Z.AI
+  /prompt exceeds max length/i, // Z.AI (code 1261)
+  /maximum prompt length is \d+/i, // xAI
+  /reduce the length of the messages/i, // Groq
+  /exceeds (?:the )?maximum allowed input length of [\d,]+ tokens?/i, // OpenRouter, Poolside
+  /input(?: \(\d+ tokens\))? is longer than the model'?s context length/i, // Together, Novita
+  /exceeds the limit of \d+/i, // GitHub Copilot
+  /exceeds the available context size/i, // llama.cpp
+  /greater than the context length/i, // LM Studio
+  /context window exceeds limit/i, // MiniMax
+  /exceeded model token limit/i, // Kimi, Moonshot
+  /context length is only \d+ tokens/i, // vLLM
+  /input length.*exceeds.*context length/i, // vLLM
+  /prompt too long; exceeded (?:max )?context length/i, // Ollama
+  /too large for model with \d+ maximum context length/i, // Mistral
+  /range of input length should be/i, // DashScope
+  /exceeded this model context window limit/i, // Cloudflare
+  /requested input length \d+ exceeds maximum input length/i, // DeepInfra
+  /`inputs` tokens \+ `max_new_tokens` must be <= \d+/i, // Hugging Face TGI
+  /context[_ ]length[_ ]exceeded/i,
+  /too many tokens/i,
+  /token limit exceeded/i,
+];
+
+const REQUEST_SIZE_PATTERNS: readonly RegExp[] = [
+  /request_too_large/i,
+  /request entity too large/i,
+  /payload too large/i,
+];
+
+const NUMBER = String.raw`(\d[\d,]*)`;
+
+/** Phrases that state the model's limit; the first capture is the number. */
+const LIMIT_PATTERNS: readonly RegExp[] = [
+  new RegExp(String.raw`maximum context length is ${NUMBER} tokens`, 'i'),
+  new RegExp(String.raw`exceed context limit: [\d,]+ \+ [\d,]+ > ${NUMBER}`, 'i'),
+  new RegExp(String.raw`> ${NUMBER} max(?:imum)?\b`, 'i'),
+  new RegExp(String.raw`maximum number of tokens allowed \(${NUMBER}\)`, 'i'),
+  new RegExp(String.raw`maximum prompt length is ${NUMBER}`, 'i'),
+  new RegExp(String.raw`with ${NUMBER} maximum context length`, 'i'),
+  new RegExp(String.raw`configured limit of ${NUMBER} tokens`, 'i'),
+  new RegExp(String.raw`context length is only ${NUMBER} tokens`, 'i'),
+  new RegExp(String.raw`maximum context length of ${NUMBER} tokens?`, 'i'),
+  new RegExp(String.raw`maximum context length \(${NUMBER}\)`, 'i'),
+  new RegExp(String.raw`context length \(${NUMBER} tokens\)`, 'i'),
+  new RegExp(String.raw`maximum allowed input length of ${NUMBER} tokens?`, 'i'),
+  new RegExp(String.raw`exceeds maximum input length ${NUMBER}`, 'i'),
+  new RegExp(String.raw`exceeds the limit of ${NUMBER}`, 'i'),
+  new RegExp(String.raw`must be <= ${NUMBER}`, 'i'),
+  new RegExp(String.raw`context window limit \(${NUMBER}\)`, 'i'),
+  new RegExp(String.raw`context window of ${NUMBER}`, 'i'),
+  new RegExp(String.raw`available context size \(${NUMBER} tokens\)`, 'i'),
+  new RegExp(String.raw`exceeded model token limit:? ${NUMBER}`, 'i'),
+  new RegExp(String.raw`range of input length should be \[\d+, ?${NUMBER}\]`, 'i'),
+  new RegExp(String.raw`context[_ ]length[_ ]exceeded\b[^.\d]{0,40}?\b(?:limit|max(?:imum)?)(?: is| of)?:? \(?${NUMBER}`, 'i'),
+];
+
+/** Phrases that state the rejected prompt's size; the first capture is the number. */
+const PROMPT_TOKENS_PATTERNS: readonly RegExp[] = [
+  new RegExp(String.raw`messages resulted in ${NUMBER} tokens`, 'i'),
+  new RegExp(String.raw`\(${NUMBER} in the messages`, 'i'),
+  new RegExp(String.raw`prompt is too long: ${NUMBER} tokens`, 'i'),
+  new RegExp(String.raw`exceed context limit: ${NUMBER} \+`, 'i'),
+  new RegExp(String.raw`input token count \(${NUMBER}\)`, 'i'),
+  new RegExp(String.raw`request contains ${NUMBER} tokens`, 'i'),
+  new RegExp(String.raw`prompt contains ${NUMBER} tokens`, 'i'),
+  new RegExp(String.raw`prompt has ${NUMBER} tokens`, 'i'),
+  new RegExp(String.raw`you passed ${NUMBER} input tokens`, 'i'),
+  new RegExp(String.raw`request has ${NUMBER} input tokens`, 'i'),
+  new RegExp(String.raw`input \(${NUMBER} tokens\)`, 'i'),
+  new RegExp(String.raw`prompt token count of ${NUMBER}`, 'i'),
+  new RegExp(String.raw`requested input length ${NUMBER}`, 'i'),
+  new RegExp(String.raw`input length \(?${NUMBER}\)? exceeds`, 'i'),
+  new RegExp(String.raw`request \(${NUMBER} tokens\) exceeds`, 'i'),
+  new RegExp(String.raw`given: ${NUMBER} \`inputs\` tokens`, 'i'),
+];
+
+/** OpenRouter: "you requested about 250000 tokens (230000 of text input, 20000 in the output)". */
+const OPENROUTER_REQUESTED = /you requested about [\d,]+ tokens \(([^)]*)\)/i;
+const OPENROUTER_INPUT_PART = /(\d[\d,]*) of \w+ input/gi;
+
+/**
+ * Whether `error` is a provider's rejection of a prompt that does not fit the model: a context
+ * overflow or a request-size (HTTP 413) error. Walks `cause`, `RetryError.errors`/`lastError` and
+ * gateway wrappers; rate limits, throttling, 5xx and aborts are never overflow.
+ */
+export function isContextOverflowError(error: unknown): boolean {
+  return analyze(error).overflow;
+}
+
+/**
+ * The model's limit in tokens when the overflow message states it ("maximum context length is
+ * 128000 tokens" gives 128000); `undefined` when it does not or `error` is not an overflow.
+ */
+export function contextOverflowLimit(error: unknown): number | undefined {
+  return analyze(error).limit;
+}
+
+/**
+ * `'request-size'` for an HTTP 413 / "request entity too large" / "payload too large" rejection,
+ * `'context'` for any other overflow, `undefined` when `error` is not an overflow.
+ */
+export function contextOverflowKind(error: unknown): ContextOverflowKind | undefined {
+  return analyze(error).kind;
+}
+
+/**
+ * Whether a stream part is an `error` part holding an overflow: an `Error`, a string, or the raw
+ * provider object (`{ error: { code: 'context_length_exceeded', ... } }`, `{ type: 'error', error }`).
+ */
+export function overflowFromStreamPart(part: { type: string; error?: unknown }): boolean {
+  return part.type === 'error' && isContextOverflowError(part.error);
+}
+
+/**
+ * The size in tokens the overflow message states for the rejected prompt ("However, your messages
+ * resulted in 130412 tokens" gives 130412); `undefined` when it does not or `error` is not an overflow.
+ */
+export function promptTokensFromOverflow(error: unknown): number | undefined {
+  return analyze(error).promptTokens;
+}
+
+function analyze(error: unknown): Analysis {
+  const verdicts = walk(error).map(judge);
+  const decisive = verdicts.find(verdict => verdict.decision !== 'unknown');
+  if (decisive?.decision !== 'overflow') return { overflow: false };
+
+  const evidence = verdicts.flatMap(verdict => (verdict.decision === 'overflow' ? [verdict.evidence] : []));
+  return {
+    overflow: true,
+    kind: decisive.kind,
+    limit: firstDefined(evidence, statedLimit),
+    promptTokens: firstDefined(evidence, statedPromptTokens),
+  };
+}
+
+/** The error and everything it wraps, outermost first, bounded and cycle-safe. */
+function walk(root: unknown): unknown[] {
+  const nodes: unknown[] = [];
+  const seen = new Set<unknown>();
+  const visit = (node: unknown, depth: number): void => {
+    if (node == null || depth > MAX_DEPTH || nodes.length >= MAX_NODES || seen.has(node)) return;
+    seen.add(node);
+    nodes.push(node);
+    if (!isObject(node)) return;
+    for (const child of wrapped(node)) visit(child, depth + 1);
+  };
+  visit(root, 0);
+  return nodes;
+}
+
+/** `RetryError` (`lastError`, then `errors` newest first) and `cause` (gateway wrappers, chains). */
+function wrapped(node: Record<string, unknown>): unknown[] {
+  const children: unknown[] = [];
+  if ('lastError' in node) children.push(node.lastError);
+  if (Array.isArray(node.errors)) children.push(...[...node.errors].reverse());
+  if ('cause' in node) children.push(node.cause);
+  return children;
+}
+
+function judge(node: unknown): Verdict {
+  if (isAbort(node)) return { decision: 'excluded' };
+  const evidence = gather(node);
+  if (isExcluded(evidence)) return { decision: 'excluded' };
+
+  if (evidence.codes.some(code => CONTEXT_CODES.has(code))) return overflow('context', evidence);
+  if (evidence.texts.some(text => matchesAny(CONTEXT_PATTERNS, text))) return overflow('context', evidence);
+  const noBody = noBodyStatus(evidence);
+  if (noBody != null) return overflow(noBody === 413 ? 'request-size' : 'context', evidence);
+  if (
+    evidence.status === 413 ||
+    evidence.codes.some(code => REQUEST_SIZE_CODES.has(code)) ||
+    evidence.texts.some(text => matchesAny(REQUEST_SIZE_PATTERNS, text))
+  ) {
+    return overflow('request-size', evidence);
+  }
+  return { decision: 'unknown' };
+}
+
+/** The status of a bodiless 400/413: an empty `responseBody`, or a message like "400 status code (no body)". */
+function noBodyStatus({ emptyBodyStatus, texts }: Evidence): number | undefined {
+  if (emptyBodyStatus != null) return emptyBodyStatus;
+  const match = texts.map(text => NO_BODY_PATTERN.exec(text.trim())).find(found => found != null);
+  return match == null ? undefined : Number(match[0].slice(0, 3));
+}
+
+function overflow(kind: ContextOverflowKind, evidence: Evidence): Verdict {
+  return { decision: 'overflow', kind, evidence };
+}
+
+function isExcluded({ status, codes, texts, records }: Evidence): boolean {
+  if (status != null && !OVERFLOW_STATUSES.has(status)) return true;
+  if (records.some(record => embeddedStatuses(record).some(isThroughputOrServerStatus))) return true;
+  if (codes.some(code => NON_OVERFLOW_CODES.has(code))) return true;
+  return texts.some(text => NON_OVERFLOW_PATTERNS.some(pattern => pattern.test(text.trim())));
+}
+
+function isThroughputOrServerStatus(status: number): boolean {
+  return status === 429 || (status >= 500 && status <= 599);
+}
+
+/** HTTP statuses some bodies repeat as numbers (`{ error: { code: 429 } }`, vLLM `code: 400`). */
+function embeddedStatuses(record: Record<string, unknown>): number[] {
+  const error = isObject(record.error) ? record.error : undefined;
+  return [record.code, record.status, error?.code, error?.status].filter(
+    (value): value is number => typeof value === 'number' && value >= 100 && value <= 599,
+  );
+}
+
+/** Never treat a cancelled or timed-out call as overflow. */
+function isAbort(node: unknown): boolean {
+  return isObject(node) && (node.name === 'AbortError' || node.name === 'TimeoutError');
+}
+
+function gather(node: unknown): Evidence {
+  const evidence: Evidence = { texts: [], codes: [], records: [] };
+  if (typeof node === 'string') {
+    evidence.texts.push(node);
+    addRecord(evidence, parseJsonObject(node));
+  } else if (isErrorLike(node)) {
+    gatherFromError(node, evidence);
+  } else if (isObject(node)) {
+    addRecord(evidence, node);
+  }
+  evidence.codes = evidence.records.flatMap(codesOf);
+  return evidence;
+}
+
+/**
+ * An `APICallError`, gateway error, or other `Error`: read only the fields that carry the
+ * provider's answer (never `requestBodyValues`, which holds the user's prompt).
+ */
+function gatherFromError(node: Record<string, unknown>, evidence: Evidence): void {
+  const status = typeof node.statusCode === 'number' ? node.statusCode : typeof node.status === 'number' ? node.status : undefined;
+  if (status != null) evidence.status = status;
+  if (typeof node.message === 'string') evidence.texts.push(node.message);
+
+  const body = node.responseBody;
+  if (typeof body === 'string') {
+    if (body.trim() === '' && (status === 400 || status === 413)) evidence.emptyBodyStatus = status;
+    evidence.texts.push(body);
+    addRecord(evidence, parseJsonObject(body));
+  }
+  if (isObject(node.data)) addRecord(evidence, node.data);
+  if (isObject(node.error)) addRecord(evidence, node.error);
+  evidence.records.push(pick(node, ['code', 'type']));
+}
+
+/** Adds a parsed body or raw object, its strings, and any JSON nested in those strings (OpenRouter `metadata.raw`). */
+function addRecord(evidence: Evidence, record: Record<string, unknown> | undefined, nested = 0): void {
+  if (record == null || evidence.records.includes(record)) return;
+  evidence.records.push(record);
+  for (const text of stringsIn(record)) {
+    evidence.texts.push(text);
+    if (nested < 2) addRecord(evidence, parseJsonObject(text), nested + 1);
+  }
+}
+
+function stringsIn(value: unknown): string[] {
+  const strings: string[] = [];
+  const visit = (item: unknown, depth: number): void => {
+    if (strings.length >= MAX_STRINGS || depth > MAX_RECORD_DEPTH) return;
+    if (typeof item === 'string') strings.push(item);
+    else if (Array.isArray(item)) item.forEach(child => visit(child, depth + 1));
+    else if (isObject(item)) Object.values(item).forEach(child => visit(child, depth + 1));
+  };
+  visit(value, 0);
+  return strings;
+}
+
+function codesOf(record: Record<string, unknown>): string[] {
+  return CODE_PATHS.map(path => at(record, path))
+    .filter((value): value is string => typeof value === 'string')
+    .map(code => code.toLowerCase());
+}
+
+function statedLimit(evidence: Evidence): number | undefined {
+  return firstNumber(evidence.texts, LIMIT_PATTERNS) ?? structuredNumber(evidence.records, 'n_ctx');
+}
+
+function statedPromptTokens(evidence: Evidence): number | undefined {
+  return (
+    firstNumber(evidence.texts, PROMPT_TOKENS_PATTERNS) ??
+    openRouterInput(evidence.texts) ??
+    structuredNumber(evidence.records, 'n_prompt_tokens')
+  );
+}
+
+function firstNumber(texts: string[], patterns: readonly RegExp[]): number | undefined {
+  for (const pattern of patterns) {
+    for (const text of texts) {
+      const number = toNumber(pattern.exec(text)?.[1]);
+      if (number != null) return number;
+    }
+  }
+  return undefined;
+}
+
+function openRouterInput(texts: string[]): number | undefined {
+  for (const text of texts) {
+    const parts = OPENROUTER_REQUESTED.exec(text)?.[1];
+    if (parts == null) continue;
+    const inputs = [...parts.matchAll(OPENROUTER_INPUT_PART)].map(match => toNumber(match[1]) ?? 0);
+    if (inputs.length > 0) return inputs.reduce((sum, count) => sum + count, 0);
+  }
+  return undefined;
+}
+
+/** llama.cpp states the sizes as fields: `{ error: { n_prompt_tokens, n_ctx } }`. */
+function structuredNumber(records: Record<string, unknown>[], key: string): number | undefined {
+  for (const record of records) {
+    for (const value of [record[key], at(record, ['error', key])]) {
+      if (typeof value === 'number' && Number.isInteger(value) && value > 0) return value;
+    }
+  }
+  return undefined;
+}
+
+function toNumber(digits: string | undefined): number | undefined {
+  if (digits == null) return undefined;
+  const number = Number(digits.replace(/,/g, ''));
+  return Number.isSafeInteger(number) && number > 0 ? number : undefined;
+}
+
+function firstDefined<T, R>(items: T[], read: (item: T) => R | undefined): R | undefined {
+  for (const item of items) {
+    const value = read(item);
+    if (value !== undefined) return value;
+  }
+  return undefined;
+}
+
+function matchesAny(patterns: readonly RegExp[], text: string): boolean {
+  return patterns.some(pattern => pattern.test(text));
+}
+
+function parseJsonObject(text: string): Record<string, unknown> | undefined {
+  const trimmed = text.trim();
+  if (!trimmed.startsWith('{')) return undefined;
+  try {
+    const value: unknown = JSON.parse(trimmed);
+    return isObject(value) ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function at(record: Record<string, unknown>, path: readonly string[]): unknown {
+  let value: unknown = record;
+  for (const key of path) {
+    if (!isObject(value)) return undefined;
+    value = value[key];
+  }
+  return value;
+}
+
+function pick(record: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  const picked: Record<string, unknown> = Object.create(null);
+  for (const key of keys) if (key in record) picked[key] = record[key];
+  return picked;
+}
+
+function isErrorLike(value: unknown): value is Record<string, unknown> {
+  return value instanceof Error || (isObject(value) && typeof value.message === 'string' && typeof value.name === 'string');
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}

@@ -1,0 +1,23 @@
+/** A buffer as given: a share of the window (`"20%"`) or a number of tokens. */
+export type Buffer = { share: number } | { tokens: number };
+
+/** Room kept free when no buffer is set: 15 % of the window, at least 16,000 from a 32,000 window up. */
+export function defaultBuffer(window: number): number {
+  const share = Math.round(window * 0.15);
+  return window >= 32_000 ? Math.max(share, 16_000) : share;
+}
+
+/** Tokens kept free for a window: the buffer, or the default when unset or the whole window or more. */
+export function bufferTokens(window: number, buffer: Buffer | undefined): number {
+  if (buffer === undefined) return defaultBuffer(window);
+  const tokens = 'share' in buffer ? Math.round((window * buffer.share) / 100) : buffer.tokens;
+  return tokens >= window ? defaultBuffer(window) : tokens;
+}
+
+/**
+ * The largest prompt let out without compacting first:
+ * `window - max(buffer, the step's maxOutputTokens)`.
+ */
+export function ceiling(window: number, buffer: Buffer | undefined, maxOutputTokens?: number): number {
+  return window - Math.max(bufferTokens(window, buffer), maxOutputTokens ?? 0);
+}

@@ -1,0 +1,72 @@
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
+import { z } from 'zod';
+import { canonical } from './prompt/canonical';
+import { FORMAT_VERSION, type StoredCheckpoint, type Thread, checkpointSchema, threadSchema } from './store/records';
+
+/** The JSON value `state()` returns and `compaction({ state })` continues from. */
+export interface CompactionState {
+  format: 'ai-compaction/state';
+  version: number;
+  threads: Record<string, unknown>;
+  checkpoints: Record<string, unknown>;
+  /** SHA-256 of the canonical form of the rest: a state changed by hand is refused. */
+  checksum: string;
+}
+
+const digestKey = z.string().regex(/^[0-9a-f]{64}$/);
+
+const stateSchema = z
+  .object({
+    format: z.literal('ai-compaction/state'),
+    version: z.number(),
+    threads: z.record(digestKey, threadSchema),
+    checkpoints: z.record(digestKey, checkpointSchema),
+    checksum: digestKey,
+  })
+  .strict();
+
+export interface ParsedState {
+  threads: Record<string, Thread>;
+  checkpoints: Record<string, StoredCheckpoint>;
+}
+
+function checksumOf(body: Omit<CompactionState, 'checksum'>): string {
+  return bytesToHex(sha256(utf8ToBytes(canonical(body))));
+}
+
+export function buildState(threads: Map<string, Thread>, checkpoints: Map<string, StoredCheckpoint>): CompactionState {
+  const body = {
+    format: 'ai-compaction/state' as const,
+    version: FORMAT_VERSION,
+    threads: Object.fromEntries(threads),
+    checkpoints: Object.fromEntries(checkpoints),
+  };
+  return structuredClone({ ...body, checksum: checksumOf(body) });
+}
+
+/**
+ * Validates a state from `state()`. A malformed state, one of another version, or one changed
+ * after it was made is refused with a `TypeError` saying why; nothing of it is applied.
+ */
+export function parseState(value: unknown): ParsedState {
+  const fail = (why: string): never => {
+    throw new TypeError(`ai-compaction: option state is refused: ${why}`);
+  };
+  if (typeof value !== 'object' || value === null) fail(`expected the object state() returns, got ${value === null ? 'null' : typeof value}`);
+  const { format, version } = value as { format?: unknown; version?: unknown };
+  if (format !== 'ai-compaction/state') fail('it is not a state of ai-compaction (format)');
+  if (version !== FORMAT_VERSION) fail(`it is of version ${String(version)}, this version reads ${FORMAT_VERSION}`);
+  const parsed = stateSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    fail(`${issue.path.join('.') || 'state'}: ${issue.message}`);
+  }
+  const state = parsed.data!;
+  const { checksum, ...body } = state;
+  if (checksumOf(body) !== checksum) fail('its checksum does not match its content (it was changed after state() made it)');
+  for (const [digest, checkpoint] of Object.entries(state.checkpoints)) {
+    if (checkpoint.digest !== digest) fail(`checkpoints.${digest} holds the checkpoint of another conversation`);
+  }
+  return { threads: state.threads, checkpoints: state.checkpoints };
+}

@@ -1,0 +1,143 @@
+import type { CompactionStore } from './types';
+import {
+  type Hold,
+  type StoredCheckpoint,
+  type Thread,
+  type CountRecord,
+  type ThreadPatch,
+  THREAD_LIMIT,
+  checkpointKey,
+  checkpointSchema,
+  emptyThread,
+  mergeThreads,
+  threadKey,
+  threadSchema,
+} from './records';
+
+/**
+ * Reads and writes the middleware's records in a store. A store that fails or returns garbage
+ * degrades to "nothing stored" with a warning: never a wrong checkpoint, never a failed step.
+ * Checkpoints are immutable per digest, so parsed ones are kept in a small local cache.
+ */
+export class Keeper {
+  private readonly parsed = new Map<string, StoredCheckpoint>();
+  /** What this instance last wrote or read, newest last: the content of `state()`. */
+  readonly recentThreads = new Map<string, Thread>();
+  readonly recentCheckpoints = new Map<string, StoredCheckpoint>();
+
+  constructor(
+    private readonly store: CompactionStore,
+    private readonly warn: (message: string) => void,
+  ) {}
+
+  async thread(digest: string): Promise<Thread> {
+    const raw = await this.read(threadKey(digest));
+    if (raw === undefined) return emptyThread();
+    const parsed = parseJson(raw, threadSchema);
+    if (parsed === undefined) {
+      this.warn(`ai-compaction: ignored a malformed thread record under ${threadKey(digest)}`);
+      return emptyThread();
+    }
+    this.remember(this.recentThreads, digest, parsed);
+    return parsed;
+  }
+
+  async checkpoint(digest: string, length: number): Promise<StoredCheckpoint | undefined> {
+    const cached = this.parsed.get(digest);
+    if (cached !== undefined) return cached;
+    const raw = await this.read(checkpointKey(digest));
+    if (raw === undefined) return undefined;
+    const parsed = parseJson(raw, checkpointSchema);
+    if (parsed === undefined || parsed.digest !== digest || parsed.length !== length) {
+      this.warn(`ai-compaction: ignored a malformed checkpoint under ${checkpointKey(digest)}`);
+      return undefined;
+    }
+    this.cache(parsed);
+    return parsed;
+  }
+
+  /** Stores a checkpoint and adds it to its thread. Returns false (after a warning) when the store failed. */
+  async saveCheckpoint(threadDigest: string, checkpoint: StoredCheckpoint, hold: Hold | null): Promise<boolean> {
+    this.cache(checkpoint);
+    const written = await this.write(checkpointKey(checkpoint.digest), JSON.stringify(checkpoint));
+    if (!written) return false;
+    return this.updateThread(threadDigest, {
+      checkpoints: [{ length: checkpoint.length, digest: checkpoint.digest }],
+      hold,
+    });
+  }
+
+  async saveCount(threadDigest: string, count: CountRecord): Promise<boolean> {
+    return this.updateThread(threadDigest, { counts: [count] });
+  }
+
+  async saveHold(threadDigest: string, hold: Hold): Promise<boolean> {
+    return this.updateThread(threadDigest, { hold });
+  }
+
+  /** Writes what `state()` held into the store, merged with what the store already has. */
+  async restore(threads: Record<string, Thread>, checkpoints: Record<string, StoredCheckpoint>): Promise<void> {
+    for (const checkpoint of Object.values(checkpoints)) {
+      this.cache(checkpoint);
+      await this.write(checkpointKey(checkpoint.digest), JSON.stringify(checkpoint));
+    }
+    for (const [digest, thread] of Object.entries(threads)) await this.updateThread(digest, thread);
+  }
+
+  private async updateThread(digest: string, next: ThreadPatch): Promise<boolean> {
+    const merged = mergeThreads(await this.thread(digest), next);
+    this.remember(this.recentThreads, digest, merged);
+    return this.write(threadKey(digest), JSON.stringify(merged));
+  }
+
+  private cache(checkpoint: StoredCheckpoint): void {
+    this.remember(this.parsed, checkpoint.digest, checkpoint);
+    this.remember(this.recentCheckpoints, checkpoint.digest, checkpoint);
+  }
+
+  private remember<T>(map: Map<string, T>, key: string, value: T): void {
+    map.delete(key);
+    map.set(key, value);
+    while (map.size > THREAD_LIMIT) map.delete(map.keys().next().value as string);
+  }
+
+  private async read(key: string): Promise<string | undefined> {
+    try {
+      const value = await this.store.get(key);
+      if (value === undefined || value === null) return undefined;
+      if (typeof value !== 'string') {
+        this.warn(`ai-compaction: the store returned a ${typeof value} for ${key}; ignored`);
+        return undefined;
+      }
+      return value;
+    } catch (error) {
+      this.warn(`ai-compaction: reading ${key} from the store failed (${messageOf(error)}); going on without it`);
+      return undefined;
+    }
+  }
+
+  private async write(key: string, value: string): Promise<boolean> {
+    try {
+      await this.store.set(key, value);
+      return true;
+    } catch (error) {
+      this.warn(`ai-compaction: writing ${key} to the store failed (${messageOf(error)})`);
+      return false;
+    }
+  }
+}
+
+function parseJson<T>(raw: string, schema: { safeParse(value: unknown): { success: true; data: T } | { success: false } }): T | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+  const parsed = schema.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,94 @@
+import { LRUCache } from 'lru-cache';
+import type { CompactionStore } from './types';
+
+/** Options of {@link memoryStore}. */
+export interface MemoryStoreOptions {
+  /**
+   * The most the store holds, in bytes (default 50 MiB). A value counts 2 bytes per UTF-16 code
+   * unit of its key plus its value. The least recently used values go first; a single value
+   * larger than this is not kept at all.
+   */
+  maxBytes?: number;
+}
+
+/** A {@link CompactionStore} that also reports how many bytes it holds. */
+export type MemoryStore = CompactionStore & {
+  /** Bytes held now (2 per UTF-16 code unit of every live key and value); never above `maxBytes`. */
+  readonly bytes: () => number;
+};
+
+const DEFAULT_MAX_BYTES = 50 * 1024 * 1024;
+
+/**
+ * TTL clock: wall-clock milliseconds, like the expiry of a Redis key. Looked up on every call
+ * rather than captured once, so a host (or a test) that swaps `Date` is honoured. (lru-cache's
+ * default, `performance.now()`, stops during system sleep in some browsers and reads 0 under
+ * fake timers, which lru-cache takes for "no start time" and so never expires.)
+ */
+const clock = { now: (): number => Date.now() };
+
+function show(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(value) : String(value);
+}
+
+function sizeOf(key: string, value: string): number {
+  // lru-cache wants a positive integer; only an empty key with an empty value is rounded up.
+  return Math.max(1, 2 * (key.length + value.length));
+}
+
+function checkTtl(ttlSeconds: unknown): number | undefined {
+  if (ttlSeconds === undefined) return undefined;
+  if (typeof ttlSeconds !== 'number' || !Number.isFinite(ttlSeconds) || ttlSeconds <= 0) {
+    throw new TypeError(
+      `ai-compaction: memoryStore ttlSeconds must be a positive number, got ${show(ttlSeconds)}`,
+    );
+  }
+  // lru-cache counts whole milliseconds; never round a positive TTL down to "no TTL".
+  return Math.max(1, Math.ceil(ttlSeconds * 1000));
+}
+
+/**
+ * The default store: in memory, bounded in bytes, least recently used out, honouring
+ * `ttlSeconds`. Runs on Node, the Edge runtime and in browsers. Each instance is its own space:
+ * share one instance to share checkpoints.
+ *
+ * @throws TypeError when `maxBytes` is not a positive integer.
+ */
+export function memoryStore(options?: MemoryStoreOptions): MemoryStore {
+  const maxBytes = options?.maxBytes === undefined ? DEFAULT_MAX_BYTES : options.maxBytes;
+  if (typeof maxBytes !== 'number' || !Number.isSafeInteger(maxBytes) || maxBytes <= 0) {
+    throw new TypeError(
+      `ai-compaction: memoryStore maxBytes must be a positive integer, got ${show(maxBytes)}`,
+    );
+  }
+
+  const cache = new LRUCache<string, string>({
+    maxSize: maxBytes,
+    // A value larger than the whole store is dropped (and any older value under its key with it).
+    maxEntrySize: maxBytes,
+    sizeCalculation: (value, key) => sizeOf(key, value),
+    perf: clock,
+    // Read the clock on every staleness check instead of caching it behind a 1 ms timer: no timers
+    // at all, which suits the Edge runtime and fake timers alike.
+    ttlResolution: 0,
+  });
+
+  const store: MemoryStore = {
+    async get(key) {
+      return cache.get(key);
+    },
+    async set(key, value, setOptions) {
+      const ttl = checkTtl(setOptions?.ttlSeconds);
+      cache.set(key, value, ttl === undefined ? undefined : { ttl });
+    },
+    async delete(key) {
+      cache.delete(key);
+    },
+    bytes() {
+      // Expired values are dropped lazily; drop them now so the count is of live values only.
+      cache.purgeStale();
+      return cache.calculatedSize;
+    },
+  };
+  return store;
+}

@@ -1,0 +1,130 @@
+import type { CompactionStore } from './types';
+
+/**
+ * The part of a Redis client the store calls: `get`, `set` and `del` returning promises.
+ * Instances of ioredis (`new Redis()`, `new Cluster()`) and of node-redis v4 to v6
+ * (`createClient()`, `createCluster()`) fit as they are.
+ *
+ * How the store calls `set` depends on the client, recognised at run time:
+ * - node-redis (anything with a boolean `isOpen`): `set(key, value, { expiration: { type: 'EX',
+ *   value: seconds }, EX: seconds })`; v5 and v6 read `expiration`, v4 reads `EX`.
+ * - any other client, ioredis among them: the Redis command's own argument order,
+ *   `set(key, value, 'EX', seconds)`.
+ */
+export interface RedisClientLike {
+  get(key: string): Promise<unknown>;
+  // Method syntax on purpose: parameters compare bivariantly, so every client's overloads fit.
+  set(key: string, value: string, ...expiry: unknown[]): Promise<unknown>;
+  del(key: string): Promise<unknown>;
+}
+
+/** Options of {@link redisStore}. */
+export interface RedisStoreOptions {
+  /** A connected (or connecting) ioredis or node-redis client; the store never connects or quits it. */
+  client: RedisClientLike;
+  /** Put before every key (default `"ai-compaction:"`); use it to separate apps sharing a database. */
+  prefix?: string;
+  /** Seconds a value lives when `set` is not given `ttlSeconds` (default 604800, 7 days). */
+  ttlSeconds?: number;
+}
+
+const DEFAULT_PREFIX = 'ai-compaction:';
+const DEFAULT_TTL_SECONDS = 7 * 24 * 60 * 60;
+
+function isPositiveInteger(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;
+}
+
+function show(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (value === null || typeof value !== 'object') return String(value);
+  return Array.isArray(value) ? 'an array' : 'an object';
+}
+
+function checkOptions(options: unknown): asserts options is RedisStoreOptions {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(
+      `ai-compaction: redisStore options must be an object with a client, got ${show(options)}`,
+    );
+  }
+  const { client, prefix, ttlSeconds } = options as Record<string, unknown>;
+  if (client === null || (typeof client !== 'object' && typeof client !== 'function')) {
+    throw new TypeError(
+      `ai-compaction: redisStore client must be an ioredis or node-redis client, got ${show(client)}`,
+    );
+  }
+  for (const method of ['get', 'set', 'del'] as const) {
+    if (typeof (client as Record<string, unknown>)[method] !== 'function') {
+      throw new TypeError(
+        `ai-compaction: redisStore client must have a ${method}() method (an ioredis or node-redis client)`,
+      );
+    }
+  }
+  if (prefix !== undefined && typeof prefix !== 'string') {
+    throw new TypeError(`ai-compaction: redisStore prefix must be a string, got ${show(prefix)}`);
+  }
+  if (ttlSeconds !== undefined && !isPositiveInteger(ttlSeconds)) {
+    throw new TypeError(
+      `ai-compaction: redisStore ttlSeconds must be a positive integer, got ${show(ttlSeconds)}`,
+    );
+  }
+}
+
+/** Whole seconds for `EX`: a positive `ttlSeconds` is rounded up, never down to "expire now". */
+function expirySeconds(ttlSeconds: unknown): number {
+  if (typeof ttlSeconds !== 'number' || !Number.isFinite(ttlSeconds) || ttlSeconds <= 0) {
+    throw new TypeError(
+      `ai-compaction: redisStore ttlSeconds must be a positive number, got ${show(ttlSeconds)}`,
+    );
+  }
+  return Math.ceil(ttlSeconds);
+}
+
+let decoder: TextDecoder | undefined;
+
+function asValue(reply: unknown): string | undefined {
+  if (reply === null || reply === undefined) return undefined;
+  if (typeof reply === 'string') return reply;
+  // A client set up to return buffers (ioredis `getBuffer`-style mappings, node-redis typeMapping).
+  if (reply instanceof Uint8Array) return (decoder ??= new TextDecoder()).decode(reply);
+  throw new TypeError(`ai-compaction: redisStore expected a string from GET, got ${show(reply)}`);
+}
+
+/**
+ * A {@link CompactionStore} in Redis, so every server instance shares checkpoints. Pass your own
+ * ioredis or node-redis client; this module imports neither. Keys are `prefix + key`, every value
+ * expires (`EX`) after `ttlSeconds`. Errors of the client reject the returned promises.
+ *
+ * @throws TypeError when the client lacks get/set/del, `prefix` is not a string or `ttlSeconds`
+ *   is not a positive integer.
+ */
+export function redisStore(options: RedisStoreOptions): CompactionStore {
+  checkOptions(options);
+  const { client } = options;
+  const prefix = options.prefix ?? DEFAULT_PREFIX;
+  const defaultTtl = options.ttlSeconds ?? DEFAULT_TTL_SECONDS;
+  // node-redis clients, clusters, sentinels and pools all expose a boolean `isOpen` getter;
+  // ioredis has `status` instead. Decided once: the shape of a client does not change.
+  const nodeRedis = typeof (client as { isOpen?: unknown }).isOpen === 'boolean';
+
+  return {
+    async get(key) {
+      return asValue(await client.get(prefix + key));
+    },
+    async set(key, value, setOptions) {
+      const seconds =
+        setOptions?.ttlSeconds === undefined ? defaultTtl : expirySeconds(setOptions.ttlSeconds);
+      if (nodeRedis) {
+        await client.set(prefix + key, value, {
+          expiration: { type: 'EX', value: seconds },
+          EX: seconds,
+        });
+      } else {
+        await client.set(prefix + key, value, 'EX', seconds);
+      }
+    },
+    async delete(key) {
+      await client.del(prefix + key);
+    },
+  };
+}

@@ -1,0 +1,49 @@
+import { Redis, Cluster } from 'ioredis';
+import { createClient, createCluster } from 'redis';
+import { describe, expectTypeOf, it } from 'vitest';
+import { redisStore, type CompactionStore, type RedisClientLike, type RedisStoreOptions } from '../../src/redis';
+
+// Type level only: nothing here runs, so no client connects.
+describe('redisStore client types', () => {
+  it('should accept an ioredis client without a cast', () => {
+    const client = new Redis();
+    expectTypeOf(client).toExtend<RedisClientLike>();
+    expectTypeOf(redisStore({ client })).toEqualTypeOf<CompactionStore>();
+  });
+
+  it('should accept an ioredis cluster without a cast', () => {
+    const client = new Cluster([{ host: '127.0.0.1', port: 6379 }]);
+    expectTypeOf(client).toExtend<RedisClientLike>();
+    expectTypeOf(redisStore({ client })).toEqualTypeOf<CompactionStore>();
+  });
+
+  it('should accept a node-redis client without a cast', () => {
+    const client = createClient();
+    expectTypeOf(client).toExtend<RedisClientLike>();
+    expectTypeOf(redisStore({ client, prefix: 'app:', ttlSeconds: 3600 })).toEqualTypeOf<CompactionStore>();
+  });
+
+  it('should accept a node-redis client with modules and RESP3 without a cast', () => {
+    const client = createClient({ url: 'redis://127.0.0.1:6379', RESP: 3 });
+    expectTypeOf(client).toExtend<RedisClientLike>();
+    expectTypeOf(redisStore({ client })).toEqualTypeOf<CompactionStore>();
+  });
+
+  it('should accept a node-redis cluster without a cast', () => {
+    const client = createCluster({ rootNodes: [{ url: 'redis://127.0.0.1:6379' }] });
+    expectTypeOf(client).toExtend<RedisClientLike>();
+    expectTypeOf(redisStore({ client })).toEqualTypeOf<CompactionStore>();
+  });
+
+  it('should refuse a client without del and options of the wrong type', () => {
+    const partial = { get: async (_key: string) => null, set: async (_key: string, _value: string) => 'OK' };
+    expectTypeOf(partial).not.toExtend<RedisClientLike>();
+    expectTypeOf<{ client: RedisClientLike; prefix: number }>().not.toExtend<RedisStoreOptions>();
+    expectTypeOf<{ client: RedisClientLike; ttlSeconds: string }>().not.toExtend<RedisStoreOptions>();
+    expectTypeOf<{ prefix: string }>().not.toExtend<RedisStoreOptions>();
+  });
+
+  it('should take exactly one options argument', () => {
+    expectTypeOf(redisStore).parameters.toEqualTypeOf<[RedisStoreOptions]>();
+  });
+});
