@@ -6,6 +6,7 @@
  * the AI SDK and both provider majors. The patterns are those of `reference/overflow-errors.md`.
  */
 
+/** `'context'`: the prompt exceeds the model's window; `'request-size'`: the HTTP request is too big (413). */
 export type ContextOverflowKind = 'context' | 'request-size';
 
 /** What the walk over one error learned. */
@@ -38,6 +39,8 @@ const MAX_DEPTH = 8;
 const MAX_NODES = 32;
 const MAX_RECORD_DEPTH = 6;
 const MAX_STRINGS = 200;
+/** Error texts are short; a huge body is cut so no pattern scans megabytes. */
+const MAX_TEXT_LENGTH = 16_000;
 
 const OVERFLOW_STATUSES = new Set([200, 400, 413, 422]);
 
@@ -205,6 +208,10 @@ export function promptTokensFromOverflow(error: unknown): number | undefined {
   return analyze(error).promptTokens;
 }
 
+/**
+ * The outermost node that decides (overflow or excluded) wins; the numbers come from the first
+ * overflow node that states them, so a terse wrapper still yields the upstream error's limit.
+ */
 function analyze(error: unknown): Analysis {
   const verdicts = walk(error).map(judge);
   const decisive = verdicts.find(verdict => verdict.decision !== 'unknown');
@@ -307,6 +314,7 @@ function gather(node: unknown): Evidence {
   } else if (isObject(node)) {
     addRecord(evidence, node);
   }
+  evidence.texts = evidence.texts.map(text => text.slice(0, MAX_TEXT_LENGTH));
   evidence.codes = evidence.records.flatMap(codesOf);
   return evidence;
 }
