@@ -167,10 +167,28 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
     const key = `${reason === 'overflow' ? `${target}:` : ''}${digest}`;
     let flight = flights.get(key);
     if (flight === undefined) {
-      flight = run(view, reason, model, window, target, end, digest).finally(() => flights.delete(key));
+      flight = reuseOrRun(view, reason, model, window, target, end, digest).finally(() => flights.delete(key));
       flights.set(key, flight);
     }
     return flight;
+  }
+
+  /** A concurrent step may have made this very checkpoint a moment ago: use it rather than summarize again. */
+  async function reuseOrRun(
+    view: StepView,
+    reason: CompactionReason,
+    model: Model,
+    window: number | undefined,
+    target: number | undefined,
+    end: number,
+    digest: string,
+  ): Promise<StepView> {
+    const existing = digest === view.checkpoint?.digest ? undefined : await keeper.checkpoint(digest, end);
+    if (existing === undefined) return run(view, reason, model, window, target, end, digest);
+    const message = checkpointMessage(existing.summary, existing.record);
+    const sent = [message, ...view.conversation.slice(end)];
+    const estimated = estimatePrompt([...view.system, ...sent], view.params.tools);
+    return { ...view, checkpoint: existing, checkpointMessage: message, sent, size: { counted: 0, estimated } };
   }
 
   async function run(

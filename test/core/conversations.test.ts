@@ -1,0 +1,227 @@
+import { describe, expect, it } from 'vitest';
+import { compaction } from '../../src';
+import { checkpointText } from '../../src/checkpoint/message';
+import { memoryStore } from '../../src/store/memory';
+import type { Message } from '../../src/prompt/types';
+import { SUMMARY, textResult } from '../support/models';
+import { assistant, chat, recordingLogger, scriptedModel, textOf, user, wrap } from '../support/harness';
+
+const tokens = (count: number, letter = 'u') => letter.repeat(count * 4);
+const checkpointFor = (record: string) => ({ role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, record) }] });
+
+describe('compaction', () => {
+  describe('manual compaction', () => {
+    it('should compact the next step whatever its size after compactNext(), once', async () => {
+      const scripted = scriptedModel();
+      const middleware = compaction({ contextWindow: 200_000 });
+      const wrapped = wrap(scripted.model, middleware);
+      middleware.compactNext();
+      const prompt = [...chat(2, 10), user('go')];
+      await wrapped.doGenerate({ prompt });
+      expect(middleware.last()!.reason).toBe('manual');
+      await wrapped.doGenerate({ prompt: [...prompt, assistant('went'), user('again')] });
+      expect(scripted.summaryCalls()).toHaveLength(1);
+    });
+
+    it('should compact a step whose providerOptions.compaction.compact is true, and remove the key', async () => {
+      const scripted = scriptedModel();
+      const middleware = compaction();
+      const prompt = [...chat(2, 10), user('go')];
+      await wrap(scripted.model, middleware).doGenerate({
+        prompt,
+        providerOptions: { compaction: { compact: true }, openai: { store: false } },
+      });
+      expect(middleware.last()!.reason).toBe('manual');
+      for (const call of scripted.calls) expect(call.providerOptions).toEqual({ openai: { store: false } });
+    });
+
+    it('should refuse a malformed providerOptions.compaction with an error naming it', async () => {
+      const scripted = scriptedModel();
+      const run = wrap(scripted.model, compaction()).doGenerate({
+        prompt: [user('hi')],
+        providerOptions: { compaction: { scope: 42 } },
+      });
+      await expect(run).rejects.toThrow('ai-compaction: providerOptions.compaction.scope must be a string, got 42');
+      expect(scripted.calls).toHaveLength(0);
+    });
+
+    it('should not compact on its own with auto: false', async () => {
+      const scripted = scriptedModel();
+      const middleware = compaction({ contextWindow: 20_000, auto: false });
+      await wrap(scripted.model, middleware).doGenerate({ prompt: [user(tokens(9_000)), assistant(tokens(9_000, 'a')), user('go')] });
+      expect(scripted.summaryCalls()).toHaveLength(0);
+      middleware.compactNext();
+      await wrap(scripted.model, middleware).doGenerate({ prompt: [user(tokens(9_000)), assistant(tokens(9_000, 'a')), user('go')] });
+      expect(middleware.last()!.reason).toBe('manual');
+    });
+  });
+
+  describe('many conversations, one instance', () => {
+    it('should never let one conversation see the checkpoint of another', async () => {
+      const summaries = new Map<string, string>();
+      const scripted = scriptedModel({
+        summary: (prompt) => {
+          const tag = textOf(prompt.find((message) => message.role === 'user')).slice(0, 1);
+          const summary = SUMMARY.replace('Fix the failing users route test', `conversation ${tag}`);
+          summaries.set(tag, summary);
+          return textResult(summary);
+        },
+      });
+      const middleware = compaction({ contextWindow: 20_000 });
+      const wrapped = wrap(scripted.model, middleware);
+      const a: Message[] = [];
+      const b: Message[] = [];
+      for (let turn = 0; turn < 12; turn++) {
+        for (const [conversation, tag] of [[a, 'a'], [b, 'b']] as const) {
+          conversation.push(user(`${tag}${turn} ${tokens(1_500, tag)}`));
+          await wrapped.doGenerate({ prompt: conversation });
+          conversation.push(assistant(`${tag}${turn} answered ${tokens(1_500, tag)}`));
+        }
+      }
+      const steps = scripted.stepCalls();
+      expect(steps).toHaveLength(24);
+      expect(scripted.summaryCalls().length).toBeGreaterThanOrEqual(4);
+      for (const [index, call] of steps.entries()) {
+        const own = index % 2 === 0 ? 'a' : 'b';
+        const other = own === 'a' ? 'b' : 'a';
+        const text = call.prompt.map(textOf).join('\n');
+        expect(text).not.toContain(`conversation ${other}`);
+        expect(text).not.toContain(tokens(100, other));
+      }
+    });
+
+    it('should keep checkpoints of two scopes apart for identical messages', async () => {
+      const scripted = scriptedModel();
+      const middleware = compaction({ contextWindow: 200_000 });
+      const wrapped = wrap(scripted.model, middleware);
+      const prompt = [...chat(2, 10), user('go')];
+      await wrapped.doGenerate({ prompt, providerOptions: { compaction: { scope: 'tenant-1', compact: true } } });
+      await wrapped.doGenerate({ prompt: [...prompt, assistant('a'), user('b')], providerOptions: { compaction: { scope: 'tenant-2' } } });
+      await wrapped.doGenerate({ prompt: [...prompt, assistant('a'), user('b')], providerOptions: { compaction: { scope: 'tenant-1' } } });
+      const [, second, third] = scripted.stepCalls();
+      expect(second!.prompt).toEqual([...prompt, assistant('a'), user('b')]);
+      expect(third!.prompt[0]).toEqual(checkpointFor(middleware.last()!.record));
+    });
+
+    it('should key counts by content, so a conversation never borrows the count of another', async () => {
+      // Conversation A is counted at 190,000 by the provider; B starts with the same message but differs after.
+      const scripted = scriptedModel({ inputTokens: (prompt) => (textOf(prompt[1]).startsWith('A') ? 190_000 : 100) });
+      const middleware = compaction({ contextWindow: 200_000 });
+      const wrapped = wrap(scripted.model, middleware);
+      await wrapped.doGenerate({ prompt: [user('same start'), assistant('A branch')] });
+      await wrapped.doGenerate({ prompt: [user('same start'), assistant('B branch'), user('b1')] });
+      expect(scripted.summaryCalls()).toHaveLength(0);
+      await wrapped.doGenerate({ prompt: [user('same start'), assistant('A branch'), assistant('more'), user('a1')] });
+      expect(scripted.summaryCalls()).toHaveLength(1);
+    });
+
+    it('should run one summary request for ten concurrent steps that need the same compaction', async () => {
+      const scripted = scriptedModel();
+      const middleware = compaction({ contextWindow: 20_000 });
+      const wrapped = wrap(scripted.model, middleware);
+      const prompt = [user(tokens(9_000)), assistant(tokens(9_000, 'a')), user('go')];
+      await Promise.all(Array.from({ length: 10 }, () => wrapped.doGenerate({ prompt })));
+      expect(scripted.summaryCalls()).toHaveLength(1);
+      expect(scripted.stepCalls()).toHaveLength(10);
+      for (const call of scripted.stepCalls()) expect(call.prompt[0]).toEqual(checkpointFor(''));
+    });
+  });
+
+  describe('state', () => {
+    it('should continue from state() on a new instance without another summary request', async () => {
+      const first = scriptedModel();
+      const before = compaction({ contextWindow: 200_000 });
+      const prompt = [...chat(2, 10), user('go')];
+      before.compactNext();
+      await wrap(first.model, before).doGenerate({ prompt });
+      const saved = JSON.parse(JSON.stringify(before.state()));
+
+      const second = scriptedModel();
+      const after = compaction({ contextWindow: 200_000, state: saved, store: memoryStore() });
+      await wrap(second.model, after).doGenerate({ prompt: [...prompt, assistant('went'), user('next')] });
+      expect(second.summaryCalls()).toHaveLength(0);
+      expect(second.stepCalls()[0]!.prompt).toEqual([checkpointFor(before.last()!.record), user('go'), assistant('went'), user('next')]);
+    });
+
+    it('should refuse a state changed by hand, applying none of it', () => {
+      const middleware = compaction();
+      const state = middleware.state();
+      expect(() => compaction({ state: { ...state, version: 99 } })).toThrow('ai-compaction: option state is refused: it is of version 99');
+      expect(() => compaction({ state: { ...state, checksum: '0'.repeat(64) } })).toThrow('checksum does not match');
+    });
+  });
+
+  describe('small windows', () => {
+    it('should bound summary requests over 50 steps of a 16k window with a 6,000-token system prompt', async () => {
+      const log = recordingLogger();
+      let step = 0;
+      const scripted = scriptedModel({
+        reply: () => ({
+          content: [{ type: 'tool-call', toolCallId: `call-${step}`, toolName: 'run', input: JSON.stringify({ n: step++ }) }],
+          finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+          usage: { inputTokens: { total: undefined }, outputTokens: { total: undefined } },
+          warnings: [],
+        }),
+      });
+      const middleware = compaction({ contextWindow: 16_000, logger: log.logger });
+      const wrapped = wrap(scripted.model, middleware);
+      const system: Message = { role: 'system', content: tokens(6_000, 's') };
+      const conversation: Message[] = [user('Fix the build.')];
+      for (let index = 0; index < 50; index++) {
+        const result = await wrapped.doGenerate({ prompt: [system, ...conversation] });
+        const call = result.content[0] as { toolCallId: string; toolName: string; input: string };
+        conversation.push({ role: 'assistant', content: [{ type: 'tool-call', toolCallId: call.toolCallId, toolName: 'run', input: JSON.parse(call.input) }] });
+        conversation.push({ role: 'tool', content: [{ type: 'tool-result', toolCallId: call.toolCallId, toolName: 'run', output: { type: 'text', value: tokens(3_000, 't') } }] });
+      }
+      const steps = scripted.stepCalls();
+      expect(steps).toHaveLength(50);
+      // 16,000 window -> ceiling 13,600; each step adds ~3,000 tokens to a 6,000-token system prompt,
+      // so a compaction every two steps at most, and never more than one summary request per step.
+      const summaries = scripted.summaryCalls().length;
+      expect(summaries).toBeGreaterThanOrEqual(15);
+      expect(summaries).toBeLessThanOrEqual(25);
+      expect(log.info).toHaveLength(summaries);
+      for (const call of steps) expect(estimate(call.prompt)).toBeLessThan(16_000);
+    });
+
+    it('should not repeat a compaction that cannot make progress, and warn once', async () => {
+      const log = recordingLogger();
+      const scripted = scriptedModel({ inputTokens: () => undefined });
+      const middleware = compaction({ contextWindow: 20_000, logger: log.logger });
+      const wrapped = wrap(scripted.model, middleware);
+      // One giant newest message: nothing older to compact; the prompt (18,000) still fits the window.
+      const conversation: Message[] = [user(tokens(18_000))];
+      for (let index = 0; index < 10; index++) {
+        await wrapped.doGenerate({ prompt: conversation });
+        conversation.push(user(`more ${index}`));
+      }
+      expect(scripted.summaryCalls()).toHaveLength(0);
+      expect(scripted.stepCalls()).toHaveLength(10);
+      expect(log.warn.filter((line) => line.includes('Not compacting again'))).toHaveLength(1);
+    });
+
+    it('should compact again only after the prompt grew by a tenth of the ceiling when a system prompt fills it', async () => {
+      const log = recordingLogger();
+      const scripted = scriptedModel({ inputTokens: () => undefined });
+      // 40,000 window -> ceiling 24,000; the system prompt alone takes 24,500.
+      const middleware = compaction({ contextWindow: 40_000, logger: log.logger });
+      const wrapped = wrap(scripted.model, middleware);
+      const system: Message = { role: 'system', content: tokens(24_500, 's') };
+      const conversation: Message[] = [user('start')];
+      for (let index = 0; index < 16; index++) {
+        await wrapped.doGenerate({ prompt: [system, ...conversation] });
+        conversation.push(assistant(tokens(200, 'a')), user(`next ${index}`));
+      }
+      // Step 1 has nothing older to compact; each step adds ~201 tokens, so the prompt has grown by
+      // 2,400 (a tenth of 24,000) at step 13, which compacts once and is still over the ceiling.
+      expect(scripted.summaryCalls()).toHaveLength(1);
+      expect(log.warn.filter((line) => line.includes('Not compacting again until it grows by 2400 tokens'))).toHaveLength(2);
+      expect(scripted.stepCalls()).toHaveLength(16);
+      expect(middleware.last()!.tokensAfter).toBeGreaterThanOrEqual(24_000);
+    });
+  });
+});
+
+function estimate(prompt: Message[]): number {
+  return Math.round(prompt.map(textOf).join('').length / 4);
+}
