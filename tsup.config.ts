@@ -9,4 +9,6 @@ export default defineConfig({
   target: 'es2022',
   platform: 'neutral',
   external: ['ai', '@ai-sdk/provider'],
+  // ESM-only; bundled so the CommonJS build loads on every Node 20 release.
+  noExternal: ['@noble/hashes'],
 });
