@@ -1,6 +1,7 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { z } from 'zod';
+import { describe } from './options';
 import { canonical } from './prompt/canonical';
 import { FORMAT_VERSION, type StoredCheckpoint, type Thread, checkpointSchema, threadSchema } from './store/records';
 
@@ -56,7 +57,7 @@ export function parseState(value: unknown): ParsedState {
   if (typeof value !== 'object' || value === null) fail(`expected the object state() returns, got ${value === null ? 'null' : typeof value}`);
   const { format, version } = value as { format?: unknown; version?: unknown };
   if (format !== 'ai-compaction/state') fail('it is not a state of ai-compaction (format)');
-  if (version !== FORMAT_VERSION) fail(`it is of version ${String(version)}, this version reads ${FORMAT_VERSION}`);
+  if (version !== FORMAT_VERSION) fail(`it is of version ${describe(version)}, this version reads ${FORMAT_VERSION}`);
   const parsed = stateSchema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;

@@ -63,7 +63,7 @@ export async function summarize(input: SummarizeInput): Promise<string> {
   let attempt = firstAttempt(input, appended);
   for (let retry = 0; ; retry++) {
     try {
-      return await requestSummary(input, attempt, appended);
+      return await requestSummary(input, attempt);
     } catch (error) {
       if (!isContextOverflowError(error) || isAbort(error, input.params.abortSignal)) throw error;
       const share = RETRY_SHARES[retry];
@@ -71,7 +71,7 @@ export async function summarize(input: SummarizeInput): Promise<string> {
         throw new CompactionError({ reason: 'too-large', message: 'the summary request was rejected as too long after 4 shorter tries', cause: error });
       }
       input.warn(`ai-compaction: the summary request was rejected as too long; retrying as a transcript at ${Math.round(share * 100)} % of its size`);
-      attempt = transcriptAttempt(input, appended, Math.floor(attempt.estimate * share));
+      attempt = transcriptAttempt(input, appended, Math.floor(attempt.estimate * share), error);
     }
   }
 }
@@ -94,7 +94,7 @@ function firstAttempt(input: SummarizeInput, appended: ContentMessage): Attempt 
 }
 
 /** A request of the system messages, the previous checkpoint and a transcript, within `target` tokens. */
-function transcriptAttempt(input: SummarizeInput, appended: ContentMessage, target: number): Attempt {
+function transcriptAttempt(input: SummarizeInput, appended: ContentMessage, target: number, cause?: unknown): Attempt {
   const frame = [...input.system, ...(input.previous ? [input.previous] : []), appended];
   const frameTokens = estimateMessages(frame) + estimateMessages([textMessage('user', transcriptMessageText(''))]);
   const transcript = shortenTranscript(input.beforeRecord, target - frameTokens);
@@ -102,6 +102,7 @@ function transcriptAttempt(input: SummarizeInput, appended: ContentMessage, targ
     throw new CompactionError({
       reason: 'too-large',
       message: `the summary request cannot fit: even the newest exchange leaves no room within ${target} tokens`,
+      cause,
     });
   }
   const prompt = [
@@ -123,7 +124,7 @@ export function roomFor(window: number | undefined, counted: number, estimated: 
   return window === undefined ? Number.POSITIVE_INFINITY : window - (counted + ESTIMATE_MARGIN * estimated);
 }
 
-async function requestSummary(input: SummarizeInput, attempt: Attempt, appended: ContentMessage): Promise<string> {
+async function requestSummary(input: SummarizeInput, attempt: Attempt): Promise<string> {
   const first = await call(input, attempt, attempt.prompt);
   const summary = checkReply(first);
   if (hasTemplateHeading(summary)) return summary;
@@ -135,19 +136,17 @@ async function requestSummary(input: SummarizeInput, attempt: Attempt, appended:
   ];
   const second = checkReply(await call(input, attempt, reminder));
   if (hasTemplateHeading(second)) return second;
-  void appended;
   throw new CompactionError({ reason: 'template-missing', message: 'the summary did not fill in the template after one reminder' });
 }
 
 async function call(input: SummarizeInput, attempt: Attempt, prompt: Message[]): Promise<GenerateResult> {
-  const { tools, toolChoice, ...rest } = input.params;
+  const { tools: _tools, toolChoice, ...rest } = input.params;
   const request: CallOptions = {
     ...rest,
     prompt,
     maxOutputTokens: attempt.maxOutputTokens,
     ...(attempt.tools === undefined ? {} : { tools: attempt.tools, toolChoice }),
   };
-  void tools;
   try {
     return await input.model.doGenerate(request);
   } catch (error) {

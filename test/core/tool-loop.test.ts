@@ -39,7 +39,7 @@ function agentModel() {
       const turn = next(prompt, tools);
       const end = (reason: string, input: number | undefined) => ({ type: 'finish', finishReason: { unified: reason, raw: reason }, usage: usage(input, 20) });
       if (turn.kind === 'summary') throw new Error('summaries are requested with doGenerate');
-      const parts =
+      const parts: unknown[] =
         turn.kind === 'answer'
           ? [{ type: 'stream-start', warnings: [] }, { type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: 'All 64 files read.' }, { type: 'text-end', id: 't' }, end('stop', turn.input)]
           : [
@@ -81,7 +81,7 @@ describe('compaction end to end', () => {
       for (const prompt of agent.prompts) expect(estimatePrompt(prompt)).toBeLessThan(WINDOW);
       expect(agent.summaries()).toBeGreaterThanOrEqual(5);
       // The caller gets every message back: 63 tool calls, 63 results, one answer.
-      const results = messages.filter((message) => message.role === 'tool').flatMap((message) => message.content);
+      const results = messages.filter((message) => message.role === 'tool').flatMap((message) => message.content as unknown[]);
       expect(results).toHaveLength(STEPS - 1);
       expect(messages.filter((message) => message.role === 'assistant')).toHaveLength(STEPS);
       expect(middleware.last()!.reason).toBe('auto');

@@ -1,0 +1,159 @@
+import { describe, expect, it } from 'vitest';
+import { compaction } from '../../src';
+import { DEFAULT_KEEP, DEFAULT_SUMMARY_OUTPUT_TOKENS, resolveOptions } from '../../src/options';
+import { ceiling } from '../../src/sizing/ceiling';
+
+function refusal(options: Record<string, unknown>): TypeError {
+  try {
+    resolveOptions(options);
+  } catch (error) {
+    expect(error).toBeInstanceOf(TypeError);
+    return error as TypeError;
+  }
+  throw new Error(`options ${JSON.stringify(options)} were accepted`);
+}
+
+describe('resolveOptions', () => {
+  describe('defaults', () => {
+    it('should fill in every default when no option is given', () => {
+      expect(resolveOptions({})).toEqual({
+        contextWindow: undefined,
+        buffer: undefined,
+        keep: 15_000,
+        auto: true,
+        summaryOutputTokens: 32_000,
+        summarizer: undefined,
+        logger: undefined,
+        store: undefined,
+        onCompaction: undefined,
+        native: false,
+      });
+      expect(DEFAULT_KEEP).toBe(15_000);
+      expect(DEFAULT_SUMMARY_OUTPUT_TOKENS).toBe(32_000);
+    });
+
+    it('should treat an option given as undefined as unset', () => {
+      expect(resolveOptions({ keep: undefined, buffer: undefined }).keep).toBe(15_000);
+    });
+  });
+
+  describe('accepted values', () => {
+    it('should read a share buffer as a share of the window', () => {
+      const { buffer } = resolveOptions({ buffer: '20%' });
+      expect(buffer).toEqual({ share: 20 });
+      expect(ceiling(200_000, buffer)).toBe(160_000);
+    });
+
+    it('should accept the shares at both ends, "1%" and "99%"', () => {
+      expect(resolveOptions({ buffer: '1%' }).buffer).toEqual({ share: 1 });
+      expect(resolveOptions({ buffer: '99%' }).buffer).toEqual({ share: 99 });
+    });
+
+    it('should read a number buffer as tokens', () => {
+      const { buffer } = resolveOptions({ buffer: 10_000 });
+      expect(buffer).toEqual({ tokens: 10_000 });
+      expect(ceiling(200_000, buffer)).toBe(190_000);
+    });
+
+    it('should keep a number or a function as the window', () => {
+      expect(resolveOptions({ contextWindow: 200_000 }).contextWindow).toBe(200_000);
+      const byModel = () => 128_000;
+      expect(resolveOptions({ contextWindow: byModel }).contextWindow).toBe(byModel);
+    });
+
+    it('should keep the given keep, auto, summaryOutputTokens and native', () => {
+      const resolved = resolveOptions({ keep: 0, auto: false, summaryOutputTokens: 8_000, native: true });
+      expect(resolved.keep).toBe(0);
+      expect(resolved.auto).toBe(false);
+      expect(resolved.summaryOutputTokens).toBe(8_000);
+      expect(resolved.native).toBe(true);
+    });
+
+    it('should accept console as a logger', () => {
+      expect(resolveOptions({ logger: console }).logger).toBe(console);
+    });
+  });
+
+  describe('refused values', () => {
+    it.each([
+      ['"0%"', { buffer: '0%' }, 'buffer', '"0%"'],
+      ['"150%"', { buffer: '150%' }, 'buffer', '"150%"'],
+      ['"100%"', { buffer: '100%' }, 'buffer', '"100%"'],
+      ['-1 tokens', { buffer: -1 }, 'buffer', '-1'],
+      ['1.5 tokens', { buffer: 1.5 }, 'buffer', '1.5'],
+      ['"abc"', { buffer: 'abc' }, 'buffer', '"abc"'],
+    ])('should refuse a buffer of %s naming the option and the value', (_label, options, name, shown) => {
+      const error = refusal(options);
+      expect(error.message).toContain(name);
+      expect(error.message).toContain(shown);
+    });
+
+    it.each([
+      ['a string', { contextWindow: '200000' }, '"200000"'],
+      ['a string with a unit', { contextWindow: '200k' }, '"200k"'],
+      ['zero', { contextWindow: 0 }, '0'],
+      ['a negative number', { contextWindow: -200_000 }, '-200000'],
+      ['a fraction', { contextWindow: 1.5 }, '1.5'],
+      ['NaN', { contextWindow: Number.NaN }, 'NaN'],
+      ['an object', { contextWindow: { tokens: 200_000 } }, 'an object'],
+    ])('should refuse a window that is %s naming the option and the value', (_label, options, shown) => {
+      const error = refusal(options);
+      expect(error.message).toContain('contextWindow');
+      expect(error.message).toContain(shown);
+    });
+
+    it('should refuse a negative keep naming the option and the value', () => {
+      const error = refusal({ keep: -5 });
+      expect(error.message).toContain('keep');
+      expect(error.message).toContain('-5');
+    });
+
+    it('should refuse a summaryOutputTokens of 0', () => {
+      const error = refusal({ summaryOutputTokens: 0 });
+      expect(error.message).toContain('summaryOutputTokens');
+      expect(error.message).toContain('got 0');
+    });
+
+    it('should refuse a non-boolean auto', () => {
+      const error = refusal({ auto: 'false' });
+      expect(error.message).toContain('auto');
+      expect(error.message).toContain('"false"');
+    });
+
+    it('should refuse a logger without warn', () => {
+      const error = refusal({ logger: { info() {} } });
+      expect(error.message).toContain('logger');
+    });
+
+    it('should refuse a store without get, set and delete', () => {
+      const error = refusal({ store: { get() {} } });
+      expect(error.message).toContain('store');
+    });
+
+    it('should refuse a summarizer that is not a model', () => {
+      const error = refusal({ summarizer: 'openai/gpt-5' });
+      expect(error.message).toContain('summarizer');
+      expect(error.message).toContain('"openai/gpt-5"');
+    });
+
+    it('should refuse an unknown option by name', () => {
+      const error = refusal({ window: 200_000 });
+      expect(error.message).toContain('window');
+    });
+  });
+
+  describe('compaction()', () => {
+    it('should refuse bad options at construction with the same TypeError', () => {
+      expect(() => compaction({ buffer: '150%' })).toThrow(TypeError);
+      expect(() => compaction({ buffer: '150%' })).toThrow(/buffer.*"150%"/);
+      expect(() => compaction({ keep: -1 })).toThrow(/keep.*-1/);
+      expect(() => compaction({ contextWindow: 'abc' as never })).toThrow(/contextWindow.*"abc"/);
+    });
+
+    it('should construct with good options', () => {
+      const middleware = compaction({ contextWindow: 200_000, buffer: '20%', keep: 10_000 });
+      expect(typeof middleware.transformParams).toBe('function');
+      expect(middleware.last()).toBeUndefined();
+    });
+  });
+});

@@ -1,0 +1,257 @@
+import { APICallError } from 'ai';
+import { describe, expect, it } from 'vitest';
+import { CompactionError, compaction } from '../../src';
+import { checkpointText } from '../../src/checkpoint/message';
+import type { CallOptions, Message } from '../../src/prompt/types';
+import { estimatePrompt } from '../../src/sizing/estimate';
+import { MockLanguageModel, SUMMARY, convertArrayToReadableStream, convertReadableStreamToArray, finish, isSummaryPrompt, textResult, usage } from '../support/models';
+import { assistant, chat, recordingLogger, textOf, user, wrap } from '../support/harness';
+
+const tokens = (count: number, letter = 'u') => letter.repeat(count * 4);
+
+function overflowError(limit = 10_000, sent = 12_000) {
+  const body = {
+    error: {
+      message: `This model's maximum context length is ${limit} tokens. However, your messages resulted in ${sent} tokens. Please reduce the length of the messages.`,
+      type: 'invalid_request_error',
+      param: 'messages',
+      code: 'context_length_exceeded',
+    },
+  };
+  return new APICallError({
+    message: body.error.message,
+    url: 'https://api.openai.com/v1/chat/completions',
+    requestBodyValues: {},
+    statusCode: 400,
+    responseHeaders: {},
+    responseBody: JSON.stringify(body),
+    data: body,
+    isRetryable: false,
+  });
+}
+
+/** A provider with a real window: it rejects any step whose 4-chars estimate is over `limit`. */
+function provider(limit: number, options: { rejectSummaries?: (estimate: number, index: number) => boolean } = {}) {
+  const steps: CallOptions[] = [];
+  const summaries: CallOptions[] = [];
+  let rejections = 0;
+  const check = (params: CallOptions) => {
+    const estimate = estimatePrompt(params.prompt, params.tools);
+    if (isSummaryPrompt(params.prompt)) {
+      summaries.push(params);
+      if (options.rejectSummaries?.(estimate, summaries.length - 1)) throw overflowError(limit, estimate);
+      return 'summary' as const;
+    }
+    steps.push(params);
+    if (estimate > limit) {
+      rejections++;
+      throw overflowError(limit, estimate);
+    }
+    return estimate;
+  };
+  const model = new MockLanguageModel({
+    doGenerate: async (params: CallOptions) => {
+      const estimate = check(params);
+      return estimate === 'summary' ? textResult(SUMMARY, 500, 200) : textResult('ok', estimate, 10);
+    },
+    doStream: async (params: CallOptions) => {
+      const estimate = check(params) as number;
+      return {
+        stream: convertArrayToReadableStream([
+          { type: 'stream-start', warnings: [] },
+          { type: 'text-start', id: '1' },
+          { type: 'text-delta', id: '1', delta: 'ok' },
+          { type: 'text-end', id: '1' },
+          { type: 'finish', finishReason: finish('stop'), usage: usage(estimate, 10) },
+        ]),
+      };
+    },
+  });
+  return { model, steps, summaries, rejections: () => rejections };
+}
+
+const long = (): Message[] => [user(tokens(6_000)), assistant(tokens(6_000, 'a')), user('go on')];
+
+describe('overflow recovery', () => {
+  describe('wrapGenerate', () => {
+    it('should compact a rejected step and send it once more, even with auto: false', async () => {
+      const log = recordingLogger();
+      const real = provider(10_000);
+      const middleware = compaction({ auto: false, logger: log.logger });
+      const result = await wrap(real.model, middleware).doGenerate({ prompt: long() });
+      expect(textOf({ role: 'assistant', content: result.content })).toBe('ok');
+      expect(real.rejections()).toBe(1);
+      expect(real.steps).toHaveLength(2);
+      expect(real.steps[1]!.prompt).toEqual([{ role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, '') }] }, user('go on')]);
+      expect(middleware.last()).toMatchObject({ reason: 'overflow', messagesCovered: 2, tokensBefore: 12_001 });
+      expect(log.warn.filter((line) => line.includes('rejected the prompt as too long'))).toHaveLength(1);
+      expect(log.info).toHaveLength(1);
+    });
+
+    it("should throw the provider's own error on a second rejection", async () => {
+      const real = provider(10_000);
+      // Compaction covers the older messages, but the newest user message alone is over the window.
+      const prompt = [user(tokens(6_000)), assistant(tokens(6_000, 'a')), user(tokens(11_000, 'n'))];
+      const error = await wrap(real.model, compaction()).doGenerate({ prompt }).catch((caught: unknown) => caught);
+      expect(APICallError.isInstance(error)).toBe(true);
+      expect((error as APICallError).statusCode).toBe(400);
+      expect(real.steps).toHaveLength(2);
+    });
+
+    it('should learn the window a rejection states and compact before the call from then on', async () => {
+      const real = provider(10_000);
+      const middleware = compaction();
+      const wrapped = wrap(real.model, middleware);
+      await wrapped.doGenerate({ prompt: long() });
+      expect(real.rejections()).toBe(1);
+      // Learned window 10,000 -> ceiling 8,500. A new conversation of 9,000 tokens compacts first.
+      await wrapped.doGenerate({ prompt: [user(tokens(4_500, 'x')), assistant(tokens(4_500, 'y')), user('next')] });
+      expect(real.rejections()).toBe(1);
+      expect(middleware.last()!.reason).toBe('auto');
+    });
+
+    it('should fail with a CompactionError, not the overflow, when the compaction fails', async () => {
+      const real = provider(10_000, { rejectSummaries: () => true });
+      const error = await wrap(real.model, compaction()).doGenerate({ prompt: long() }).catch((caught: unknown) => caught);
+      expect(CompactionError.isInstance(error)).toBe(true);
+      expect((error as CompactionError).reason).toBe('too-large');
+      expect(APICallError.isInstance((error as CompactionError).cause)).toBe(true);
+    });
+
+    it('should pass an abort through untouched and store nothing', async () => {
+      const controller = new AbortController();
+      const model = new MockLanguageModel({
+        doGenerate: async () => {
+          controller.abort();
+          throw Object.assign(new Error('This operation was aborted'), { name: 'AbortError' });
+        },
+      });
+      const middleware = compaction({ contextWindow: 10_000 });
+      const error = await wrap(model, middleware).doGenerate({ prompt: long(), abortSignal: controller.signal }).catch((caught: unknown) => caught);
+      expect((error as Error).name).toBe('AbortError');
+      expect(middleware.last()).toBeUndefined();
+      expect(middleware.state().checkpoints).toEqual({});
+    });
+  });
+
+  describe('wrapStream', () => {
+    it('should recover a rejected doStream()', async () => {
+      const real = provider(10_000);
+      const middleware = compaction();
+      const { stream } = await wrap(real.model, middleware).doStream({ prompt: long() });
+      const parts = await convertReadableStreamToArray(stream);
+      expect(parts.map((part) => part.type)).toEqual(['stream-start', 'text-start', 'text-delta', 'text-end', 'finish']);
+      expect(middleware.last()!.reason).toBe('overflow');
+    });
+
+    it('should recover an overflow error part that comes before any content', async () => {
+      let calls = 0;
+      const prompts: Message[][] = [];
+      const model = new MockLanguageModel({
+        doGenerate: async () => textResult(SUMMARY, 100, 100),
+        doStream: async ({ prompt }: CallOptions) => {
+          prompts.push(prompt);
+          calls++;
+          return {
+            stream: convertArrayToReadableStream<unknown>(
+              calls === 1
+                ? [
+                    { type: 'stream-start', warnings: [] },
+                    { type: 'error', error: { type: 'error', error: { type: 'invalid_request_error', code: 'context_length_exceeded', message: 'Your input exceeds the context window of this model.' } } },
+                  ]
+                : [
+                    { type: 'stream-start', warnings: [] },
+                    { type: 'text-start', id: '1' },
+                    { type: 'text-delta', id: '1', delta: 'fine' },
+                    { type: 'text-end', id: '1' },
+                    { type: 'finish', finishReason: finish('stop'), usage: usage(100, 5) },
+                  ],
+            ),
+          };
+        },
+      });
+      const middleware = compaction();
+      const { stream } = await wrap(model, middleware).doStream({ prompt: long() });
+      const parts = await convertReadableStreamToArray(stream);
+      expect(parts.filter((part) => part.type === 'error')).toHaveLength(0);
+      expect(parts.find((part) => part.type === 'text-delta')).toMatchObject({ delta: 'fine' });
+      expect(prompts[1]![0]).toEqual({ role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, '') }] });
+    });
+
+    it('should never retry once content has reached the caller', async () => {
+      const error = { type: 'error', error: { code: 'context_length_exceeded', message: 'too long' } };
+      const model = new MockLanguageModel({
+        doStream: async () => ({
+          stream: convertArrayToReadableStream([
+            { type: 'stream-start', warnings: [] },
+            { type: 'text-start', id: '1' },
+            { type: 'text-delta', id: '1', delta: 'partial' },
+            { type: 'error', error },
+          ]),
+        }),
+      });
+      const middleware = compaction();
+      const { stream } = await wrap(model, middleware).doStream({ prompt: long() });
+      const parts = await convertReadableStreamToArray(stream);
+      expect(parts.map((part) => part.type)).toEqual(['stream-start', 'text-start', 'text-delta', 'error']);
+      expect(middleware.last()).toBeUndefined();
+    });
+
+    it('should pass the first text delta on while the inner stream is still open', async () => {
+      let push!: ReadableStreamDefaultController<unknown>;
+      const inner = new ReadableStream({ start: (controller) => void (push = controller) });
+      const model = new MockLanguageModel({ doStream: async () => ({ stream: inner }) });
+      const started = wrap(model, compaction({ contextWindow: 100_000 })).doStream({ prompt: [user('hi')] });
+      push.enqueue({ type: 'stream-start', warnings: [] });
+      push.enqueue({ type: 'text-start', id: '1' });
+      push.enqueue({ type: 'text-delta', id: '1', delta: 'first' });
+      const reader = (await started).stream.getReader();
+      expect((await reader.read()).value).toMatchObject({ type: 'stream-start' });
+      expect((await reader.read()).value).toMatchObject({ type: 'text-start' });
+      expect((await reader.read()).value).toMatchObject({ type: 'text-delta', delta: 'first' });
+      push.enqueue({ type: 'finish', finishReason: finish('stop'), usage: usage(5, 1) });
+      push.close();
+      expect((await reader.read()).value).toMatchObject({ type: 'finish' });
+      expect((await reader.read()).done).toBe(true);
+    });
+
+    it('should record the usage of the finish part, and handle a stream without one', async () => {
+      let step = 0;
+      const model = new MockLanguageModel({
+        doGenerate: async () => textResult(SUMMARY, 100, 100),
+        doStream: async () => {
+          step++;
+          const parts: unknown[] = [{ type: 'stream-start', warnings: [] }, { type: 'text-start', id: '1' }, { type: 'text-delta', id: '1', delta: 'x' }, { type: 'text-end', id: '1' }];
+          // The first step reports 150,000 input tokens; the second ends without a finish part.
+          if (step === 1) parts.push({ type: 'finish', finishReason: finish('stop'), usage: usage(150_000, 10) });
+          return { stream: convertArrayToReadableStream(parts) };
+        },
+      });
+      const middleware = compaction({ contextWindow: 160_000 });
+      const wrapped = wrap(model, middleware);
+      const first = [user('small question')];
+      await convertReadableStreamToArray((await wrapped.doStream({ prompt: first })).stream);
+      await convertReadableStreamToArray((await wrapped.doStream({ prompt: [...first, assistant('x'), user('again')] })).stream);
+      expect(middleware.last()).toMatchObject({ reason: 'auto', tokensBefore: 150_011 });
+    });
+  });
+
+  describe('a summary request that is itself too long', () => {
+    it('should retry it as a transcript aimed at 85, 70, 50 and 35 % of its size', async () => {
+      const real = provider(10_000, { rejectSummaries: (_estimate, index) => index < 3 });
+      const middleware = compaction({ auto: false });
+      const prompt = [...chat(6, 900, 'q'), user('continue')];
+      await wrap(real.model, middleware).doGenerate({ prompt, maxOutputTokens: 100 });
+      const sizes = real.summaries.map((request) => estimatePrompt(request.prompt, request.tools));
+      expect(real.summaries).toHaveLength(4);
+      expect(sizes[1]!).toBeLessThanOrEqual(Math.floor(sizes[0]! * 0.85));
+      expect(sizes[2]!).toBeLessThanOrEqual(Math.floor(sizes[1]! * 0.7));
+      expect(sizes[3]!).toBeLessThanOrEqual(Math.floor(sizes[2]! * 0.5));
+      for (const request of real.summaries.slice(1)) {
+        expect(request.tools).toBeUndefined();
+        expect(textOf(request.prompt.at(-2))).toContain('<transcript>');
+      }
+      expect(middleware.last()!.reason).toBe('overflow');
+    });
+  });
+});
