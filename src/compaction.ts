@@ -1,20 +1,20 @@
 import type { LanguageModel, LanguageModelMiddleware } from 'ai';
-import { checkpointMessage } from './checkpoint/message';
 import { recordBudget, selectRecord } from './checkpoint/record';
 import { PROVIDER_OPTIONS_KEY, isAbort, isSummaryRequest, messageOf, summarize } from './checkpoint/summarize';
 import { CompactionError } from './errors';
 import { type CompactionLogger, describe, resolveOptions } from './options';
 import { contextOverflowLimit, isContextOverflowError, overflowFromStreamPart } from './overflow/recognize';
 import { trailingUserStart } from './prompt/conversation';
-import type { CallOptions, GenerateResult, Model, ProviderOptions, StreamPart, StreamResult, Usage } from './prompt/types';
+import type { CallOptions, GenerateResult, Message, Model, Part, ProviderOptions, StreamPart, StreamResult, Usage } from './prompt/types';
 import { ceiling } from './sizing/ceiling';
-import { estimatePrompt } from './sizing/estimate';
+import { estimateMessages, estimatePrompt } from './sizing/estimate';
 import { Keeper } from './store/keeper';
 import { memoryStore } from './store/memory';
 import type { Hold, StoredCheckpoint } from './store/records';
 import type { CompactionStore } from './store/types';
 import { type CompactionState, buildState, parseState } from './state';
-import { type StepView, outgoingPrompt, resolveView, totalSize } from './view';
+import { nativeProviderFor } from './native/providers';
+import { type StepView, arrange, coveredUpTo, outgoingPrompt, resolveView, totalSize } from './view';
 
 /** Why a compaction ran. */
 export type CompactionReason = 'auto' | 'overflow' | 'manual';
@@ -31,6 +31,8 @@ export interface CompactionRecord {
   summary: string;
   /** The serialized record of the newest covered messages. */
   record: string;
+  /** With `native: true`: the provider's compaction item, sent back unchanged (summary and record are empty). */
+  native?: { provider: 'openai' | 'anthropic'; item: Record<string, unknown> };
 }
 
 /** Options of `compaction()`. Every one is optional. */
@@ -67,6 +69,12 @@ export interface CompactionOptions {
   state?: CompactionState;
   /** Called after each compaction with the record `last()` returns. */
   onCompaction?: (record: CompactionRecord) => void;
+  /**
+   * Let the provider compact where it can (OpenAI Responses with `@ai-sdk/openai` v4, Anthropic
+   * on-demand compaction); any other model gets ordinary compaction, with one warning.
+   * @default false
+   */
+  native?: boolean;
 }
 
 /** Per-call options, under `providerOptions.compaction`. Removed before the provider sees the call. */
@@ -119,6 +127,7 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
   const steps = new WeakMap<object, Step>();
   const learnedWindows = new Map<string, number>();
   const flights = new Map<string, Promise<StepView>>();
+  const nativeWarned = new Set<string>();
   let pendingManual = false;
   let lastRecord: CompactionRecord | undefined;
 
@@ -134,7 +143,7 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
 
   function held(view: StepView, limit: number): boolean {
     const hold = view.thread?.hold;
-    if (hold == null || hold.checkpoint !== (view.checkpoint?.digest ?? null)) return false;
+    if (hold === null || hold === undefined || hold.checkpoint !== (view.checkpoint?.digest ?? null)) return false;
     if (hold.length > view.conversation.length) return false;
     return totalSize(view) < hold.size + limit / 10;
   }
@@ -159,8 +168,8 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
     target: number | undefined,
   ): Promise<StepView> {
     const end = trailingUserStart(view.conversation);
-    const from = view.checkpoint?.length ?? 0;
-    if (end === 0 || view.digests === undefined || (end <= from && reason === 'auto')) {
+    const from = coveredUpTo(view);
+    if (end === 0 || end < from || view.digests === undefined || (end === from && reason === 'auto')) {
       throw new CompactionError({ reason: 'nothing-to-compact', message: 'there is no older conversation to compact' });
     }
     const digest = await view.digests.of(end);
@@ -185,10 +194,9 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
   ): Promise<StepView> {
     const existing = digest === view.checkpoint?.digest ? undefined : await keeper.checkpoint(digest, end);
     if (existing === undefined) return run(view, reason, model, window, target, end, digest);
-    const message = checkpointMessage(existing.summary, existing.record);
-    const sent = [message, ...view.conversation.slice(end)];
-    const estimated = estimatePrompt([...view.system, ...sent], view.params.tools);
-    return { ...view, checkpoint: existing, checkpointMessage: message, sent, size: { counted: 0, estimated } };
+    const arranged = arrange(view.conversation, existing, view.boundary);
+    const estimated = estimatePrompt([...view.system, ...arranged.sent], view.params.tools);
+    return { ...view, checkpoint: existing, ...arranged, size: { counted: 0, estimated }, sizeKnown: existing.native === undefined };
   }
 
   async function run(
@@ -200,44 +208,59 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
     end: number,
     digest: string,
   ): Promise<StepView> {
-    const from = view.checkpoint?.length ?? 0;
+    const from = coveredUpTo(view);
     const covered = view.conversation.slice(from, end);
-    const record = selectRecord(covered, recordBudget(settings.keep, target));
-    const summary = await summarize({
-      model: settings.summarizer ?? model,
-      params: view.params,
-      system: view.system,
-      previous: view.checkpointMessage,
-      sent: view.sent,
-      beforeRecord: covered.slice(0, record.start),
-      size: view.size,
-      window,
-      summaryOutputTokens: settings.summaryOutputTokens,
-      warn,
-    });
-    const message = checkpointMessage(summary, record.text);
-    const sent = [message, ...view.conversation.slice(end)];
     const tokensBefore = totalSize(view);
-    const tokensAfter = estimatePrompt([...view.system, ...sent], view.params.tools);
-    const checkpoint: StoredCheckpoint = {
+    const native = settings.native ? await nativeItem(view, model) : undefined;
+    let summary = '';
+    let recordText = '';
+    if (native === undefined) {
+      const record = selectRecord(covered, recordBudget(settings.keep, target));
+      recordText = record.text;
+      summary = await summarize({
+        model: settings.summarizer ?? model,
+        params: view.params,
+        system: view.system,
+        previous: view.standIn,
+        sent: view.sent,
+        beforeRecord: covered.slice(0, record.start),
+        size: view.size,
+        window,
+        summaryOutputTokens: settings.summaryOutputTokens,
+        warn,
+      });
+    }
+    const base: StoredCheckpoint = {
       v: 1,
       digest,
       length: end,
       summary,
-      record: record.text,
+      record: recordText,
       reason,
       tokensBefore,
-      tokensAfter,
+      tokensAfter: 0,
       createdAt: Date.now(),
+      ...(native === undefined ? {} : { native: { ...native, keep: keptUserMessages(view.conversation, from, end, settings.keep) } }),
     };
-    const next: StepView = { ...view, checkpoint, checkpointMessage: message, sent, size: { counted: 0, estimated: tokensAfter } };
+    const arranged = arrange(view.conversation, base, view.boundary);
+    const tokensAfter = estimatePrompt([...view.system, ...arranged.sent], view.params.tools);
+    const checkpoint: StoredCheckpoint = { ...base, tokensAfter };
+    const next: StepView = { ...view, checkpoint, ...arranged, size: { counted: 0, estimated: tokensAfter }, sizeKnown: native === undefined };
     const noProgress = target !== undefined && tokensAfter >= target;
     if (view.threadDigest !== undefined) {
       const saved = await keeper.saveCheckpoint(view.threadDigest, checkpoint, null);
       if (!saved) warn('ai-compaction: the checkpoint could not be stored; this step uses it, later steps may compact again');
     }
     if (noProgress && reason !== 'overflow') await placeHold(next, tokensAfter, target, 'the compaction made no progress');
-    lastRecord = { reason, messagesCovered: end, tokensBefore, tokensAfter, summary, record: record.text };
+    lastRecord = {
+      reason,
+      messagesCovered: end,
+      tokensBefore,
+      tokensAfter,
+      summary,
+      record: recordText,
+      ...(native === undefined ? {} : { native: { provider: native.provider, item: native.part } }),
+    };
     logger?.info(
       `ai-compaction: compacted ${end} messages (${reason}): ${tokensBefore} -> ${tokensAfter} estimated tokens`,
     );
@@ -247,6 +270,25 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
       warn(`ai-compaction: onCompaction threw: ${messageOf(error)}`);
     }
     return next;
+  }
+
+  /**
+   * Asks the provider to compact the step's own request. `undefined` (after one warning per model)
+   * when the model has no native compaction or returned no item: ordinary compaction follows.
+   */
+  async function nativeItem(view: StepView, model: Model): Promise<{ provider: 'openai' | 'anthropic'; part: Part } | undefined> {
+    const provider = nativeProviderFor(model);
+    if (provider !== undefined) {
+      const result = await model.doGenerate(provider.trigger({ ...view.params, prompt: outgoingPrompt(view) }));
+      const part = provider.extract(result.content);
+      if (part !== undefined) return { provider: provider.name, part };
+    }
+    const key = modelKey(model);
+    if (!nativeWarned.has(key)) {
+      nativeWarned.add(key);
+      warn(`ai-compaction: native compaction is not available for ${key}; using ordinary compaction`);
+    }
+    return undefined;
   }
 
   /** A rejected step: learn the window, compact aimed at 85 % of its size, return what to send once more. */
@@ -358,7 +400,7 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
       pendingManual = false;
       const size = totalSize(view);
       let step: Step = { view, window, limit };
-      const due = settings.auto && limit !== undefined && size >= limit && !held(view, limit);
+      const due = settings.auto && view.sizeKnown && limit !== undefined && size >= limit && !held(view, limit);
       if (manual || due) {
         try {
           step = { ...step, view: await compact(view, manual ? 'manual' : 'auto', model, window, limit) };
@@ -453,4 +495,17 @@ function replay(held: StreamPart[], reader: ReadableStreamDefaultReader<StreamPa
       return reader.cancel(reason);
     },
   });
+}
+
+/** The newest user messages among the covered ones, within `keep` tokens, oldest first (their indexes). */
+function keptUserMessages(conversation: Message[], from: number, end: number, keep: number): number[] {
+  const kept: number[] = [];
+  let tokens = 0;
+  for (let index = end - 1; index >= from; index--) {
+    if (conversation[index]!.role !== 'user') continue;
+    tokens += estimateMessages(conversation, index, index + 1);
+    if (tokens > keep) break;
+    kept.unshift(index);
+  }
+  return kept;
 }

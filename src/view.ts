@@ -1,7 +1,8 @@
 import { checkpointMessage } from './checkpoint/message';
+import { nativeBoundary } from './native/items';
 import { splitPrompt } from './prompt/conversation';
 import { PrefixDigests } from './prompt/hash';
-import type { CallOptions, ContentMessage, Message, SystemMessage } from './prompt/types';
+import type { CallOptions, Message, SystemMessage } from './prompt/types';
 import { estimateMessages, estimatePrompt } from './sizing/estimate';
 import type { Keeper } from './store/keeper';
 import type { CountRecord, StoredCheckpoint, Thread } from './store/records';
@@ -17,13 +18,17 @@ export interface StepView {
   /** Digest of the first message: the thread this conversation's records live in. */
   threadDigest: string | undefined;
   thread: Thread | undefined;
+  /** The last message of the conversation holding a provider's compaction item, or -1. */
+  boundary: number;
   checkpoint: StoredCheckpoint | undefined;
-  /** The checkpoint message that stands in for what the checkpoint covers. */
-  checkpointMessage: ContentMessage | undefined;
+  /** The messages that stand in for everything before `from`: a checkpoint, a provider item. */
+  standIn: Message[];
   /** What goes out after the system messages. */
   sent: Message[];
   /** The prompt's size: the provider's count it rests on, and what is estimated on top. */
   size: { counted: number; estimated: number };
+  /** False while a provider item's size is unknown, until the provider has counted a prompt holding it. */
+  sizeKnown: boolean;
 }
 
 export function totalSize(view: StepView): number {
@@ -34,33 +39,66 @@ export function outgoingPrompt(view: StepView): Message[] {
   return view.system.length === 0 ? view.sent : [...view.system, ...view.sent];
 }
 
+/** Where the conversation not yet covered by a checkpoint or a provider item begins. */
+export function coveredUpTo(view: Pick<StepView, 'checkpoint' | 'boundary'>): number {
+  return view.checkpoint === undefined ? view.boundary + 1 : view.checkpoint.length;
+}
+
+/** The stand-in messages for a checkpoint (or a provider item in the conversation), and what goes out. */
+export function arrange(
+  conversation: Message[],
+  checkpoint: StoredCheckpoint | undefined,
+  boundary: number,
+): { standIn: Message[]; sent: Message[] } {
+  const lead = boundary >= 0 ? [conversation[boundary]!] : [];
+  let standIn: Message[];
+  if (checkpoint === undefined) standIn = lead;
+  else if (checkpoint.native !== undefined) {
+    standIn = [
+      { role: 'assistant', content: [checkpoint.native.part as Message['content'][number] & object] } as Message,
+      ...checkpoint.native.keep.map((index) => conversation[index]!),
+    ];
+  } else standIn = [...lead, checkpointMessage(checkpoint.summary, checkpoint.record)];
+  const from = checkpoint === undefined ? boundary + 1 : checkpoint.length;
+  return { standIn, sent: from === 0 ? conversation : [...standIn, ...conversation.slice(from)] };
+}
+
 /** Finds the step's checkpoint and the provider count its prompt extends, and measures it. */
 export async function resolveView(keeper: Keeper, params: CallOptions, scope: string): Promise<StepView> {
   const { system, conversation } = splitPrompt(params.prompt);
+  const boundary = nativeBoundary(conversation);
+  const base = {
+    params, scope, system, conversation, boundary, digests: undefined, threadDigest: undefined, thread: undefined,
+    checkpoint: undefined,
+  };
   if (conversation.length === 0) {
-    return {
-      params, scope, system, conversation, digests: undefined, threadDigest: undefined, thread: undefined,
-      checkpoint: undefined, checkpointMessage: undefined, sent: conversation,
-      size: { counted: 0, estimated: estimatePrompt(params.prompt, params.tools) },
-    };
+    return { ...base, standIn: [], sent: conversation, size: { counted: 0, estimated: estimatePrompt(params.prompt, params.tools) }, sizeKnown: true };
   }
   const digests = new PrefixDigests(scope, conversation);
   const threadDigest = await digests.of(1);
   const thread = await keeper.thread(threadDigest);
-  const checkpoint = await findCheckpoint(keeper, thread, digests);
+  const checkpoint = await findCheckpoint(keeper, thread, digests, boundary);
   const view: StepView = {
-    params, scope, system, conversation, digests, threadDigest, thread, checkpoint,
-    checkpointMessage: checkpoint && checkpointMessage(checkpoint.summary, checkpoint.record),
-    sent: conversation,
+    ...base, digests, threadDigest, thread, checkpoint,
+    ...arrange(conversation, checkpoint, boundary),
     size: { counted: 0, estimated: 0 },
+    sizeKnown: true,
   };
-  if (view.checkpointMessage !== undefined) view.sent = [view.checkpointMessage, ...conversation.slice(checkpoint!.length)];
-  view.size = await measure(view, thread, digests);
+  const count = await findCount(view, thread, digests);
+  view.size = measure(view, count);
+  view.sizeKnown = count !== undefined || (boundary < 0 && checkpoint?.native === undefined);
   return view;
 }
 
-async function findCheckpoint(keeper: Keeper, thread: Thread, digests: PrefixDigests): Promise<StoredCheckpoint | undefined> {
-  const candidates = thread.checkpoints.filter((ref) => ref.length <= digests.length).sort((a, b) => b.length - a.length);
+async function findCheckpoint(
+  keeper: Keeper,
+  thread: Thread,
+  digests: PrefixDigests,
+  boundary: number,
+): Promise<StoredCheckpoint | undefined> {
+  const candidates = thread.checkpoints
+    .filter((ref) => ref.length <= digests.length && ref.length > boundary)
+    .sort((a, b) => b.length - a.length);
   for (const ref of candidates) {
     if ((await digests.of(ref.length)) !== ref.digest) continue;
     const checkpoint = await keeper.checkpoint(ref.digest, ref.length);
@@ -74,8 +112,7 @@ async function findCheckpoint(keeper: Keeper, thread: Thread, digests: PrefixDig
  * plus an estimate of every message after that reply; without such a count, an estimate of the
  * whole prompt.
  */
-async function measure(view: StepView, thread: Thread, digests: PrefixDigests): Promise<StepView['size']> {
-  const count = await findCount(view, thread, digests);
+function measure(view: StepView, count: CountRecord | undefined): StepView['size'] {
   if (count === undefined) {
     return { counted: 0, estimated: estimatePrompt([...view.system, ...view.sent], view.params.tools) };
   }
@@ -87,7 +124,7 @@ async function measure(view: StepView, thread: Thread, digests: PrefixDigests): 
 
 async function findCount(view: StepView, thread: Thread, digests: PrefixDigests): Promise<CountRecord | undefined> {
   const checkpoint = view.checkpoint?.digest ?? null;
-  const floor = view.checkpoint?.length ?? 0;
+  const floor = coveredUpTo(view);
   const candidates = thread.counts
     .filter((count) => count.checkpoint === checkpoint && count.length <= digests.length && count.length >= floor)
     .sort((a, b) => b.length - a.length);

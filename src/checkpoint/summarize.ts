@@ -34,7 +34,7 @@ export interface SummarizeInput {
   params: CallOptions;
   system: SystemMessage[];
   /** The checkpoint message the step was sent with, if any. */
-  previous: ContentMessage | undefined;
+  previous: Message[];
   /** The conversation the step was sent with, after the system messages. */
   sent: Message[];
   /** The part of it that goes before the new record. */
@@ -59,7 +59,7 @@ interface Attempt {
  * `CompactionError`, or the abort error when the call was aborted.
  */
 export async function summarize(input: SummarizeInput): Promise<string> {
-  const appended = marked(input.previous === undefined ? SUMMARY_PROMPT : UPDATE_PROMPT);
+  const appended = marked(input.previous.length === 0 ? SUMMARY_PROMPT : UPDATE_PROMPT);
   let attempt = firstAttempt(input, appended);
   for (let retry = 0; ; retry++) {
     try {
@@ -83,7 +83,7 @@ function firstAttempt(input: SummarizeInput, appended: ContentMessage): Attempt 
   if (room >= MIN_SUMMARY_ROOM) {
     return attemptOf(input, whole, input.params.tools, input.size.counted + input.size.estimated + appendedTokens, room);
   }
-  const before = [...input.system, ...(input.previous ? [input.previous] : []), ...input.beforeRecord, appended];
+  const before = [...input.system, ...input.previous, ...input.beforeRecord, appended];
   const beforeTokens = estimatePrompt(before, input.params.tools);
   const beforeRoom = roomFor(input.window, 0, beforeTokens);
   if (input.beforeRecord.length > 0 && beforeRoom >= MIN_SUMMARY_ROOM) {
@@ -95,7 +95,7 @@ function firstAttempt(input: SummarizeInput, appended: ContentMessage): Attempt 
 
 /** A request of the system messages, the previous checkpoint and a transcript, within `target` tokens. */
 function transcriptAttempt(input: SummarizeInput, appended: ContentMessage, target: number, cause?: unknown): Attempt {
-  const frame = [...input.system, ...(input.previous ? [input.previous] : []), appended];
+  const frame = [...input.system, ...input.previous, appended];
   const frameTokens = estimateMessages(frame) + estimateMessages([textMessage('user', transcriptMessageText(''))]);
   const transcript = shortenTranscript(input.beforeRecord, target - frameTokens);
   if (transcript === undefined || input.beforeRecord.length === 0) {
@@ -107,7 +107,7 @@ function transcriptAttempt(input: SummarizeInput, appended: ContentMessage, targ
   }
   const prompt = [
     ...input.system,
-    ...(input.previous ? [input.previous] : []),
+    ...input.previous,
     textMessage('user', transcriptMessageText(transcript)),
     appended,
   ];

@@ -24,6 +24,15 @@ export const checkpointSchema = z
     tokensBefore: count,
     tokensAfter: count,
     createdAt: z.number().nonnegative(),
+    /** A provider's own compaction item standing for the covered messages, with the user messages kept after it. */
+    native: z
+      .object({
+        provider: z.enum(['openai', 'anthropic']),
+        part: z.object({ type: z.string() }).passthrough(),
+        keep: z.array(z.number().int().nonnegative()).max(10_000),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 

@@ -1,0 +1,137 @@
+import { describe, expect, it } from 'vitest';
+import { compaction } from '../../src';
+import { checkpointText } from '../../src/checkpoint/message';
+import type { CallOptions, Message } from '../../src/prompt/types';
+import { MockLanguageModel, SUMMARY, finish, isSummaryPrompt, textResult, usage } from '../support/models';
+import { assistant, recordingLogger, system, textOf, user, wrap } from '../support/harness';
+
+const tokens = (count: number, letter = 'u') => letter.repeat(count * 4);
+
+const openaiItem = { type: 'custom', kind: 'openai.compaction', providerOptions: { openai: { itemId: 'cmp_1', encryptedContent: 'gAAAA-encrypted' } } };
+const anthropicItem = { type: 'text', text: 'Summary the provider wrote.', providerOptions: { anthropic: { type: 'compaction', signature: 'sig' } } };
+
+/** A mock of a provider with native compaction: a triggered request returns the item. */
+function nativeModel(provider: 'openai.responses' | 'anthropic.messages', counted?: (prompt: Message[]) => number) {
+  const calls: CallOptions[] = [];
+  const model = new MockLanguageModel({
+    provider,
+    doGenerate: async (params: CallOptions) => {
+      calls.push(params);
+      if (isSummaryPrompt(params.prompt)) return textResult(SUMMARY, 100, 100);
+      if (params.providerOptions?.openai?.compactionTrigger === true) {
+        return {
+          content: [{ type: 'custom', kind: 'openai.compaction', providerMetadata: { openai: { type: 'compaction', itemId: 'cmp_new', encryptedContent: 'enc-new' } } }],
+          finishReason: finish('stop'),
+          usage: usage(1_000, 50),
+          warnings: [],
+        };
+      }
+      if (params.providerOptions?.anthropic?.compaction !== undefined) {
+        return {
+          content: [{ type: 'text', text: 'Compacted by the provider.', providerMetadata: { anthropic: { type: 'compaction', signature: 'sig-new' } } }],
+          finishReason: finish('stop'),
+          usage: usage(1_000, 50),
+          warnings: [],
+        };
+      }
+      return { content: [{ type: 'text', text: 'ok' }], finishReason: finish('stop'), usage: usage(counted?.(params.prompt), 10), warnings: [] };
+    },
+  });
+  return { model, calls };
+}
+
+describe('native compaction', () => {
+  it('should let OpenAI Responses compact and send the item back unchanged, followed by the newest user messages', async () => {
+    const { model, calls } = nativeModel('openai.responses', () => 5_000);
+    const middleware = compaction({ contextWindow: 200_000, native: true, keep: 1_000 });
+    const prompt = [system('agent'), user('first ask'), assistant('first answer'), user('second ask'), assistant(tokens(300, 'a')), user('third')];
+    middleware.compactNext();
+    await wrap(model, middleware).doGenerate({ prompt, providerOptions: { openai: { store: false } } });
+
+    const [trigger, step] = calls;
+    expect(trigger!.providerOptions).toEqual({ openai: { store: false, compactionTrigger: true } });
+    expect(trigger!.prompt).toEqual(prompt);
+    expect(step!.prompt).toEqual([
+      system('agent'),
+      { role: 'assistant', content: [{ ...openaiItem, providerOptions: { openai: { itemId: 'cmp_new', encryptedContent: 'enc-new' } } }] },
+      user('first ask'),
+      user('second ask'),
+      user('third'),
+    ]);
+    expect(middleware.last()).toMatchObject({ reason: 'manual', summary: '', record: '', native: { provider: 'openai', item: { kind: 'openai.compaction' } } });
+    expect(calls.filter((call) => isSummaryPrompt(call.prompt))).toHaveLength(0);
+  });
+
+  it('should let Anthropic compact on demand and replay its block first', async () => {
+    const { model, calls } = nativeModel('anthropic.messages', () => 5_000);
+    const middleware = compaction({ contextWindow: 200_000, native: true });
+    const prompt = [user('ask'), assistant('answer'), user('next')];
+    middleware.compactNext();
+    await wrap(model, middleware).doGenerate({ prompt, providerOptions: { anthropic: { contextManagement: { edits: [] } } } });
+    expect(calls[0]!.providerOptions).toEqual({ anthropic: { compaction: { type: 'summarize' } } });
+    expect(calls[1]!.prompt[0]).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'Compacted by the provider.', providerOptions: { anthropic: { type: 'compaction', signature: 'sig-new' } } }] });
+  });
+
+  it('should wait for the provider to count the item before compacting again', async () => {
+    // The provider reports no usage until the third step: the item's size is unknown until then.
+    let step = 0;
+    const { model, calls } = nativeModel('openai.responses', () => (++step >= 3 ? 190_000 : (undefined as never)));
+    const middleware = compaction({ contextWindow: 200_000, native: true });
+    const wrapped = wrap(model, middleware);
+    const conversation = [user(tokens(90_000)), assistant(tokens(90_000, 'a')), user('go')];
+    await wrapped.doGenerate({ prompt: conversation });
+    expect(calls.filter((call) => call.providerOptions?.openai?.compactionTrigger)).toHaveLength(1);
+    conversation.push(assistant(tokens(100, 'b')), user('more'));
+    await wrapped.doGenerate({ prompt: conversation });
+    conversation.push(assistant(tokens(100, 'c')), user('again'));
+    await wrapped.doGenerate({ prompt: conversation });
+    // Counted at 190,000 on the third step: the fourth compacts again.
+    expect(calls.filter((call) => call.providerOptions?.openai?.compactionTrigger)).toHaveLength(1);
+    conversation.push(assistant('d'), user('last'));
+    await wrapped.doGenerate({ prompt: conversation });
+    expect(calls.filter((call) => call.providerOptions?.openai?.compactionTrigger)).toHaveLength(2);
+  });
+
+  it('should fall back to ordinary compaction, with one warning, for a model without native compaction', async () => {
+    const log = recordingLogger();
+    const { model, calls } = nativeModel('openai.responses');
+    const other = new MockLanguageModel({ provider: 'mock', doGenerate: async (params: CallOptions) => (isSummaryPrompt(params.prompt) ? textResult(SUMMARY, 10, 10) : textResult('ok', 10, 10)) });
+    const middleware = compaction({ contextWindow: 200_000, native: true, logger: log.logger });
+    for (let index = 0; index < 2; index++) {
+      middleware.compactNext();
+      await wrap(other, middleware).doGenerate({ prompt: [user(`ask ${index}`), assistant('a'), user('b')] });
+      expect(middleware.last()!.summary).toBe(SUMMARY);
+    }
+    expect(log.warn.filter((line) => line.includes('native compaction is not available for mock:'))).toHaveLength(1);
+    expect(calls).toHaveLength(0);
+  });
+
+  describe('provider items in the caller prompt', () => {
+    for (const [name, item] of [['an OpenAI compaction item', openaiItem], ['an Anthropic compaction block', anthropicItem]] as const) {
+      it(`should treat ${name} as a checkpoint boundary, never summarized again nor altered`, async () => {
+        const calls: CallOptions[] = [];
+        const model = new MockLanguageModel({
+          doGenerate: async (params: CallOptions) => {
+            calls.push(params);
+            return isSummaryPrompt(params.prompt) ? textResult(SUMMARY, 10, 10) : textResult('ok', 10, 10);
+          },
+        });
+        const middleware = compaction({ contextWindow: 200_000 });
+        const itemMessage = { role: 'assistant', content: [item] } as Message;
+        const prompt = [user(tokens(1_000)), assistant('old'), itemMessage, user('after one'), assistant('reply'), user('after two')];
+        await wrap(model, middleware).doGenerate({ prompt });
+        // What the item stands for is not sent again.
+        expect(calls[0]!.prompt).toEqual([itemMessage, user('after one'), assistant('reply'), user('after two')]);
+
+        middleware.compactNext();
+        await wrap(model, middleware).doGenerate({ prompt });
+        const request = calls[1]!;
+        expect(request.prompt.slice(0, -1)).toEqual([itemMessage, user('after one'), assistant('reply'), user('after two')]);
+        // The checkpoint covers only what came after the item; the item goes out first, unchanged.
+        expect(calls[2]!.prompt).toEqual([itemMessage, { role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, '') }] }, user('after two')]);
+        expect(middleware.last()!.messagesCovered).toBe(5);
+        expect(textOf(calls[2]!.prompt[1])).not.toContain(tokens(10));
+      });
+    }
+  });
+});

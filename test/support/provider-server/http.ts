@@ -1,0 +1,120 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createHash } from 'node:crypto';
+import type { ParsedRequest } from './conversation';
+
+export function readBody(req: IncomingMessage, limit = 64 * 1024 * 1024): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        reject(new Error('request body too large'));
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (res.headersSent || res.destroyed) return;
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(text)),
+    ...headers,
+  });
+  res.end(text);
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Server-sent events; `named` adds an `event:` line (Anthropic and OpenAI Responses do, chat does not). */
+export class SseWriter {
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly delayMs: number,
+    private readonly named: boolean,
+    headers: Record<string, string> = {},
+  ) {
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      ...headers,
+    });
+  }
+
+  get closed(): boolean {
+    return this.res.destroyed || this.res.writableEnded;
+  }
+
+  async send(data: unknown, eventName?: string): Promise<void> {
+    if (this.closed) return;
+    const name = this.named && eventName ? `event: ${eventName}\n` : '';
+    this.res.write(`${name}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
+    if (this.delayMs > 0) await sleep(this.delayMs);
+  }
+
+  end(): void {
+    if (!this.closed) this.res.end();
+  }
+}
+
+/** Deterministic ids: a per-server counter hashed with the seed. */
+export class Ids {
+  private n = 0;
+  constructor(private readonly seed: number) {}
+
+  private digest(): Buffer {
+    return createHash('sha256').update(`${this.seed}:${this.n++}`).digest();
+  }
+
+  hex(prefix: string, length: number): string {
+    return prefix + this.digest().toString('hex').slice(0, length);
+  }
+
+  alnum(prefix: string, length: number): string {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+    const bytes = this.digest();
+    let out = '';
+    for (let i = 0; i < length; i++) out += alphabet[bytes[i % bytes.length]! % alphabet.length];
+    return prefix + out;
+  }
+}
+
+/** What the agent replied, ready for a wire format. */
+export interface RenderedReply {
+  text: string;
+  toolCalls: { name: string; args: string }[];
+  finishReason: 'stop' | 'tool-calls' | 'length' | 'content-filter';
+}
+
+export interface Usage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+}
+
+export interface ReplyContext {
+  request: ParsedRequest;
+  body: Record<string, unknown>;
+  reply: RenderedReply;
+  usage: Usage;
+  ids: Ids;
+  delayMs: number;
+}
+
+/** Splits a JSON argument string into a few deltas, like the providers stream them. */
+export function argDeltas(args: string): string[] {
+  if (args.length <= 8) return [args];
+  const size = Math.max(4, Math.ceil(args.length / 4));
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i += size) out.push(args.slice(i, i + size));
+  return out;
+}

@@ -1,0 +1,257 @@
+// A local HTTP server that speaks enough OpenAI Chat Completions, OpenAI Responses and Anthropic
+// Messages for the real, unmodified `@ai-sdk/openai` and `@ai-sdk/anthropic` clients (v3 and v4)
+// to work against it through their `baseURL` option. It answers as a deterministic scripted
+// coding agent (agent.ts) working on a seeded fake project (project.ts), counts prompts with a
+// real tokenizer (tokens.ts), and rejects prompts over the context window with each provider's
+// real overflow error (errors.ts).
+//
+//   const server = await startProviderServer({ contextWindow: 200_000 });
+//   const openai = createOpenAI({ baseURL: server.openaiBaseURL, apiKey: 'test' });
+//   const anthropic = createAnthropic({ baseURL: server.anthropicBaseURL, apiKey: 'test' });
+//   ... generateText({ model: openai.chat('gpt-4o'), tools, stopWhen: stepCountIs(20) }) ...
+//   await server.close();
+//
+// How a context overflow reaches the caller (observed with the clients installed here:
+// @ai-sdk/openai 3.0.141 / 4.0.118, @ai-sdk/anthropic 3.0.140 / 4.0.105):
+// - OpenAI chat: HTTP 400 JSON, streaming or not. `doGenerate`/`doStream` reject with an
+//   APICallError (statusCode 400, responseBody = the JSON text).
+// - OpenAI Responses, not streaming: HTTP 400 JSON; `doGenerate` rejects the same way.
+// - OpenAI Responses, streaming: HTTP 200 SSE `response.created`, `response.in_progress`, then the
+//   `error` frame (sequence_number 2). Both v3 and v4 clients read ahead until the first output
+//   chunk and turn the frame into a rejection of `doStream()`: an APICallError with statusCode 400
+//   (derived from the code `context_length_exceeded`), responseBody = JSON of the frame,
+//   isRetryable false. `streamText` then emits it as an `error` part (it never rejects).
+// - Anthropic: HTTP 400 JSON, streaming or not (the real API validates length before streaming).
+
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { detectSummary, runAgent, type AgentReply, type AgentScript } from './agent';
+import { parseAnthropicRequest, sendAnthropic, type ParsedAnthropicRequest } from './anthropic';
+import { isRecord, jsonString, RequestError, type ApiName, type ParsedRequest } from './conversation';
+import { anthropicInvalidRequest, anthropicOverflow, openaiChatOverflow, openaiInvalidRequest } from './errors';
+import { Ids, readBody, sendJson, type RenderedReply, type Usage } from './http';
+import { parseChatRequest, sendChat } from './openai-chat';
+import { parseResponsesRequest, ResponsesStore, sendResponses, sendResponsesOverflow, type ParsedResponsesRequest } from './openai-responses';
+import { anthropicCache, countOutput, countPrompt, openaiCache, PrefixCache, prefixHashes, truncateToTokens } from './tokens';
+
+export type { AgentReply, AgentRequest, AgentScript, SummaryKind } from './agent';
+export type { ApiName, Message, Part } from './conversation';
+export { createProjectTools, getProject, projectToolDescriptions, type ProjectTools } from './project';
+export { countText } from './tokens';
+
+export interface ProviderServerOptions {
+  /** Tokens. A request whose counted prompt exceeds it gets the provider's overflow error. */
+  contextWindow: number;
+  /** Seeds the project and the agent (default 1). */
+  seed?: number;
+  /** The scripted model (default: the coding agent of agent.ts). */
+  agent?: AgentScript;
+  /** Pause between SSE frames, for demos (default 0). */
+  streamDelayMs?: number;
+  /** How many of the newest requests keep their `body` in `requests` (default 200; older ones drop it to save memory). */
+  keepBodies?: number;
+}
+
+export interface RecordedRequest {
+  api: ApiName;
+  /** Counted prompt tokens (0 when the request could not be parsed). */
+  promptTokens: number;
+  /** Counted output tokens of the reply (0 when rejected). */
+  outputTokens: number;
+  /** Answered with an error (context overflow, malformed request, unknown item). */
+  rejected: boolean;
+  /** `context_length_exceeded` for overflow rejections, else the error kind. */
+  error?: 'context_length_exceeded' | 'invalid_request' | 'not_found';
+  isSummaryRequest: boolean;
+  stream: boolean;
+  model: string;
+  /** HTTP status of the answer (a streamed Responses overflow is 200, like the real API). */
+  status: number;
+  /** The JSON body as received (dropped for requests older than `keepBodies`). */
+  body: unknown;
+  /** What the agent answered (undefined when rejected). */
+  reply?: { text: string; toolCalls: { name: string; args: string }[]; finishReason: RenderedReply['finishReason'] };
+}
+
+export interface ProviderServer {
+  url: string;
+  /** `${url}/v1`, for `createOpenAI({ baseURL, apiKey: 'test' })`. */
+  openaiBaseURL: string;
+  /** `${url}/v1`, for `createAnthropic({ baseURL, apiKey: 'test' })`. */
+  anthropicBaseURL: string;
+  requests: RecordedRequest[];
+  setContextWindow(tokens: number): void;
+  close(): Promise<void>;
+}
+
+const ROUTES: Record<string, ApiName> = {
+  '/chat/completions': 'openai-chat',
+  '/responses': 'openai-responses',
+  '/messages': 'anthropic',
+};
+
+export async function startProviderServer(options: ProviderServerOptions): Promise<ProviderServer> {
+  let window = options.contextWindow;
+  const seed = options.seed ?? 1;
+  const script = options.agent ?? {};
+  const delayMs = options.streamDelayMs ?? 0;
+  const keepBodies = options.keepBodies ?? 200;
+  const requests: RecordedRequest[] = [];
+  const ids = new Ids(seed);
+  const caches: Record<ApiName, PrefixCache> = {
+    'openai-chat': new PrefixCache(),
+    'openai-responses': new PrefixCache(),
+    anthropic: new PrefixCache(),
+  };
+  const responsesStore = new ResponsesStore();
+
+  const record = (entry: RecordedRequest) => {
+    requests.push(entry);
+    const old = requests.length - 1 - keepBodies;
+    if (old >= 0 && requests[old]) requests[old]!.body = undefined;
+  };
+
+  const sendError = (res: ServerResponse, api: ApiName, error: RequestError) => {
+    if (api === 'anthropic') {
+      sendJson(res, error.status, anthropicInvalidRequest(error.message, error.status === 404 ? 'not_found_error' : 'invalid_request_error'));
+    } else {
+      sendJson(res, error.status, openaiInvalidRequest(error.message, error.param, error.code));
+    }
+  };
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname.replace(/^\/v1(?=\/)/, '').replace(/\/+$/, '');
+    const api = ROUTES[path];
+    if (!api || req.method !== 'POST') {
+      // drain the body so keep-alive connections stay usable
+      await readBody(req).catch(() => '');
+      sendJson(res, 404, openaiInvalidRequest(`Invalid URL (${req.method} ${req.url})`, null, 'unknown_url'));
+      return;
+    }
+
+    const raw = await readBody(req);
+    let body: unknown;
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      body = undefined;
+    }
+    const base = { api, promptTokens: 0, outputTokens: 0, isSummaryRequest: false, stream: false, model: '', body: body ?? raw };
+    if (!isRecord(body)) {
+      const message =
+        api === 'anthropic'
+          ? 'There was an error parsing the body of your request. Please ensure it is valid JSON.'
+          : "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)";
+      record({ ...base, rejected: true, error: 'invalid_request', status: 400 });
+      sendError(res, api, new RequestError(400, message));
+      return;
+    }
+    base.stream = body.stream === true;
+    base.model = typeof body.model === 'string' ? body.model : '';
+
+    let parsed: ParsedRequest;
+    try {
+      parsed =
+        api === 'openai-chat' ? parseChatRequest(body) : api === 'openai-responses' ? parseResponsesRequest(body, responsesStore) : parseAnthropicRequest(body);
+    } catch (error) {
+      const e = error instanceof RequestError ? error : new RequestError(400, error instanceof Error ? error.message : String(error));
+      record({ ...base, rejected: true, error: e.status === 404 ? 'not_found' : 'invalid_request', status: e.status });
+      sendError(res, api, e);
+      return;
+    }
+
+    const count = countPrompt(parsed);
+    const summary = detectSummary(parsed.messages);
+    const entry = { ...base, promptTokens: count.total, isSummaryRequest: summary !== undefined };
+
+    if (count.total > window) {
+      record({ ...entry, rejected: true, error: 'context_length_exceeded', status: api === 'openai-responses' && parsed.stream ? 200 : 400 });
+      if (api === 'openai-chat') sendJson(res, 400, openaiChatOverflow(window, count.total));
+      else if (api === 'anthropic') sendJson(res, 400, anthropicOverflow(window, count.total));
+      else await sendResponsesOverflow(res, { request: parsed, body, ids, delayMs });
+      return;
+    }
+
+    const agentReply = runAgent(seed, script, {
+      api,
+      model: parsed.model,
+      messages: parsed.messages,
+      tools: parsed.tools.map((t) => t.name),
+      toolChoice: parsed.toolChoice,
+      maxOutputTokens: parsed.maxOutputTokens,
+      summary,
+    });
+    const reply = render(agentReply, parsed.maxOutputTokens);
+    const hashes = prefixHashes(parsed);
+    const cache =
+      api === 'anthropic'
+        ? anthropicCache(caches[api], hashes, count, (parsed as ParsedAnthropicRequest).breakpoints, true)
+        : openaiCache(caches[api], hashes, count, true);
+    const usage: Usage = { input: count.total, output: countOutput(reply.text, reply.toolCalls), ...cache };
+
+    record({ ...entry, outputTokens: usage.output, rejected: false, status: 200, reply });
+    const ctx = { request: parsed, body, reply, usage, ids, delayMs };
+    if (api === 'openai-chat') await sendChat(res, ctx);
+    else if (api === 'anthropic') await sendAnthropic(res, ctx);
+    else await sendResponses(res, ctx, responsesStore, (parsed as ParsedResponsesRequest).store);
+  }
+
+  const server = createServer((req, res) => {
+    // a client that goes away mid-stream must not take the process down
+    req.on('error', () => {});
+    res.on('error', () => {});
+    handle(req, res).catch((error: unknown) => {
+      // never crash the test process: answer 500 if we still can
+      try {
+        if (!res.headersSent) sendJson(res, 500, openaiInvalidRequest(`provider-server: ${error instanceof Error ? error.message : String(error)}`));
+        else res.end();
+      } catch {
+        /* the socket is gone */
+      }
+    });
+  });
+  server.on('clientError', (_error, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\n\r\n');
+  });
+  server.keepAliveTimeout = 1_000;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://127.0.0.1:${port}`;
+
+  return {
+    url,
+    openaiBaseURL: `${url}/v1`,
+    anthropicBaseURL: `${url}/v1`,
+    requests,
+    setContextWindow(tokens: number) {
+      window = tokens;
+    },
+    close() {
+      return new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+/** The agent's reply as it goes out: JSON arguments, finish reason, cut at the output limit. */
+function render(reply: AgentReply, maxOutputTokens: number | undefined): RenderedReply {
+  let text = reply.text ?? '';
+  let toolCalls = (reply.toolCalls ?? []).map((c) => ({ name: c.name, args: jsonString(c.input) }));
+  let finishReason: RenderedReply['finishReason'] = reply.finishReason === 'length' || reply.finishReason === 'content-filter' ? reply.finishReason : toolCalls.length > 0 ? 'tool-calls' : 'stop';
+  if (maxOutputTokens !== undefined && countOutput(text, toolCalls) > maxOutputTokens) {
+    // like a real model: the reply stops at the limit; a cut tool call is dropped
+    text = truncateToTokens(text, maxOutputTokens);
+    toolCalls = [];
+    finishReason = 'length';
+  }
+  return { text, toolCalls, finishReason };
+}
