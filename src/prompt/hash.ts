@@ -1,4 +1,4 @@
-import { canonicalMessage } from './canonical';
+import { type CanonicalSink, writeCanonical } from './canonical';
 import type { Message } from './types';
 
 const encoder = new TextEncoder();
@@ -8,6 +8,62 @@ export async function sha256Hex(bytes: Uint8Array): Promise<string> {
   let hex = '';
   for (const byte of digest) hex += byte.toString(16).padStart(2, '0');
   return hex;
+}
+
+/** A growing byte buffer written with TextEncoder.encodeInto: no per-message arrays, no final copy. */
+class ByteSink {
+  bytes = new Uint8Array(1 << 16);
+  length = 0;
+  private pending = '';
+
+  /** Small pieces are gathered and encoded together. */
+  text(piece: string): void {
+    this.pending += piece;
+    if (this.pending.length > 8192) this.flush();
+  }
+
+  /** A large string, encoded straight from the caller's string (no copy into a bigger one). */
+  large(value: string): void {
+    this.flush();
+    this.encode(value);
+  }
+
+  flush(): void {
+    if (this.pending === '') return;
+    this.encode(this.pending);
+    this.pending = '';
+  }
+
+  private encode(value: string): void {
+    const worst = value.length * 3;
+    if (this.length + worst > this.bytes.length) {
+      const grown = new Uint8Array(Math.max(this.bytes.length * 2, this.length + worst));
+      grown.set(this.bytes.subarray(0, this.length));
+      this.bytes = grown;
+    }
+    this.length += encoder.encodeInto(value, this.bytes.subarray(this.length)).written;
+  }
+}
+
+const LARGE = 256;
+type WellFormed = string & { isWellFormed?: () => boolean };
+
+/**
+ * The canonical form (see `writeCanonical`) as bytes, with each string written `s<length>:<its
+ * characters>` rather than JSON-escaped: unambiguous, and a large string is encoded from the
+ * caller's string without being escaped or copied first. A string with lone surrogates (which
+ * UTF-8 cannot carry) is written `j<JSON>` instead.
+ */
+function byteSinkWriter(sink: ByteSink): CanonicalSink {
+  return {
+    text: (piece) => sink.text(piece),
+    string(value) {
+      if ((value as WellFormed).isWellFormed?.() === false) return sink.text(`j${JSON.stringify(value)}`);
+      sink.text(`s${value.length}:`);
+      if (value.length > LARGE) sink.large(value);
+      else sink.text(value);
+    },
+  };
 }
 
 /**
@@ -21,18 +77,18 @@ export class PrefixDigests {
   private readonly memo = new Map<number, Promise<string>>();
 
   constructor(scope: string, messages: readonly Message[]) {
-    const chunks = [encoder.encode(`ai-compaction/v1\u0000${scope}\u0000`)];
-    for (const message of messages) chunks.push(encoder.encode(canonicalMessage(message) + '\n'));
-    let total = 0;
-    for (const chunk of chunks) total += chunk.length;
-    this.bytes = new Uint8Array(total);
-    this.offsets = [];
-    let offset = 0;
-    for (const chunk of chunks) {
-      this.bytes.set(chunk, offset);
-      offset += chunk.length;
-      this.offsets.push(offset);
+    const sink = new ByteSink();
+    const writer = byteSinkWriter(sink);
+    sink.text(`ai-compaction/v1\u0000${scope}\u0000`);
+    sink.flush();
+    this.offsets = [sink.length];
+    for (const message of messages) {
+      writeCanonical(message, writer);
+      sink.text('\n');
+      sink.flush();
+      this.offsets.push(sink.length);
     }
+    this.bytes = sink.bytes;
   }
 
   get length(): number {

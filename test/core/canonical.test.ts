@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bytesToBase64, canonical, canonicalMessage } from '../../src/prompt/canonical';
+import { bytesToBase64, canonical } from '../../src/prompt/canonical';
 import { PrefixDigests, sha256Hex } from '../../src/prompt/hash';
 import type { Message } from '../../src/prompt/types';
 
@@ -33,8 +33,8 @@ describe('canonical', () => {
   });
 
   it('should write a message with sorted keys', () => {
-    expect(canonicalMessage(user('hi'))).toBe('{"content":[{"text":"hi","type":"text"}],"role":"user"}');
-    expect(canonicalMessage({ role: 'system', content: 'Be brief.' })).toBe('{"content":"Be brief.","role":"system"}');
+    expect(canonical(user('hi'))).toBe('{"content":[{"text":"hi","type":"text"}],"role":"user"}');
+    expect(canonical({ role: 'system', content: 'Be brief.' })).toBe('{"content":"Be brief.","role":"system"}');
   });
 
   it('should escape strings as JSON', () => {
@@ -64,9 +64,9 @@ describe('canonical', () => {
 
   it('should make bytes and a base64 string of the same bytes one value', () => {
     const file = (data: unknown): Message => ({ role: 'user', content: [{ type: 'file', mediaType: 'image/png', data }] });
-    expect(canonicalMessage(file(new Uint8Array(HELLO)))).toBe(canonicalMessage(file('aGVsbG8=')));
-    expect(canonicalMessage(file({ type: 'data', data: new Uint8Array(HELLO) }))).toBe(
-      canonicalMessage(file({ type: 'data', data: 'aGVsbG8=' })),
+    expect(canonical(file(new Uint8Array(HELLO)))).toBe(canonical(file('aGVsbG8=')));
+    expect(canonical(file({ type: 'data', data: new Uint8Array(HELLO) }))).toBe(
+      canonical(file({ type: 'data', data: 'aGVsbG8=' })),
     );
   });
 
@@ -86,7 +86,7 @@ describe('canonical', () => {
       content: [{ type: 'text', text: 'hi', providerOptions: { anthropic: { cacheControl: { type: 'ephemeral' } } } }],
       providerOptions: { openai: { store: false } },
     };
-    expect(canonicalMessage(marked)).toBe(canonicalMessage(plain));
+    expect(canonical(marked)).toBe(canonical(plain));
   });
 
   it('should leave out custom parts of kind anthropic.message_start', () => {
@@ -95,7 +95,7 @@ describe('canonical', () => {
       role: 'assistant',
       content: [{ type: 'custom', kind: 'anthropic.message_start', value: { id: 'msg_1' } }, { type: 'text', text: 'done' }],
     };
-    expect(canonicalMessage(withStart)).toBe(canonicalMessage(plain));
+    expect(canonical(withStart)).toBe(canonical(plain));
   });
 
   it('should keep other custom parts, such as a provider compaction item', () => {
@@ -103,13 +103,13 @@ describe('canonical', () => {
       role: 'assistant',
       content: [{ type: 'custom', kind: 'openai.compaction', value: 'enc' }, { type: 'text', text: 'done' }],
     };
-    expect(canonicalMessage(withItem)).not.toBe(canonicalMessage(assistant('done')));
-    expect(canonicalMessage(withItem)).toContain('openai.compaction');
+    expect(canonical(withItem)).not.toBe(canonical(assistant('done')));
+    expect(canonical(withItem)).toContain('openai.compaction');
   });
 
   it('should tell different content apart', () => {
-    expect(canonicalMessage(user('a'))).not.toBe(canonicalMessage(user('b')));
-    expect(canonicalMessage(user('a'))).not.toBe(canonicalMessage(assistant('a')));
+    expect(canonical(user('a'))).not.toBe(canonical(user('b')));
+    expect(canonical(user('a'))).not.toBe(canonical(assistant('a')));
     expect(canonical(new Uint8Array([1]))).not.toBe(canonical(new Uint8Array([2])));
   });
 });
@@ -131,13 +131,32 @@ describe('hash', () => {
       const digests = new PrefixDigests('tenant-1', conversation);
       expect(digests.length).toBe(3);
       const header = 'ai-compaction/v1\u0000tenant-1\u0000';
-      const lines = conversation.map((message) => canonicalMessage(message) + '\n');
-      expect(lines[0]).toBe('{"content":[{"text":"fix the bug","type":"text"}],"role":"user"}\n');
+      // The hashed form is the canonical form with every string written s<length>:<characters>.
+      const hashed = (value: unknown): string =>
+        typeof value === 'string'
+          ? `s${value.length}:${value}`
+          : Array.isArray(value)
+            ? `[${value.map(hashed).join(',')}]`
+            : `{${Object.keys(value as object).sort().map((key) => `${hashed(key)}:${hashed((value as Record<string, unknown>)[key])}`).join(',')}}`;
+      const lines = conversation.map((message) => hashed(message) + '\n');
+      expect(lines[0]).toBe('{s7:content:[{s4:text:s11:fix the bug,s4:type:s4:text}],s4:role:s4:user}\n');
       for (let count = 0; count <= 3; count++) {
         const digest = await digests.of(count);
         expect(digest).toMatch(/^[0-9a-f]{64}$/);
         expect(digest).toBe(await expectedDigest(header + lines.slice(0, count).join('')));
       }
+    });
+
+    it('should tell apart strings with lone surrogates, which UTF-8 cannot carry', async () => {
+      const one = new PrefixDigests('', [user('a\ud800')]);
+      const other = new PrefixDigests('', [user('a\udc00')]);
+      expect(await one.of(1)).not.toBe(await other.of(1));
+    });
+
+    it('should not confuse a string with the punctuation around it', async () => {
+      const one = new PrefixDigests('', [user('a","type":"text')]);
+      const other = new PrefixDigests('', [user('a')]);
+      expect(await one.of(1)).not.toBe(await other.of(1));
     });
 
     it('should give a different digest for every prefix', async () => {
