@@ -29,7 +29,7 @@ export default defineConfig({
         test: {
           name: 'ai7',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/e2e/**', 'test/load/**', 'test/store/redis*.test.ts', 'test/bench/**'],
+          exclude: ['test/e2e/**', 'test/load/**', 'test/demo/**', 'test/store/redis*.test.ts', 'test/bench/**'],
           env: { AI_SDK_MAJOR: '7' },
         },
       },

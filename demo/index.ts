@@ -1,0 +1,138 @@
+/**
+ * `npm run demo`: a long coding-agent session through `generateText` with tools, kept inside a
+ * 32,000-token window by `ai-compaction`. By default the model is the embedded local provider
+ * (it speaks the OpenAI wire format, counts tokens with a real tokenizer, and plays a scripted
+ * coding agent over a generated project), so no API key is needed.
+ *
+ *   npm run demo                                   # embedded local provider
+ *   npm run demo -- --steps 200                    # a longer session
+ *   OPENAI_API_KEY=... npm run demo -- --provider openai [--model gpt-5-mini]
+ *   ANTHROPIC_API_KEY=... npm run demo -- --provider anthropic [--model claude-haiku-4-5]
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { createAnthropic } from '@ai-sdk/anthropic';
+import { createOpenAI } from '@ai-sdk/openai';
+import { generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
+import { z } from 'zod';
+import { type CompactionRecord, compaction } from '../src';
+import { ceiling } from '../src/sizing/ceiling';
+import { createProjectTools, projectToolDescriptions, startProviderServer } from '../test/support/provider-server';
+import { type StepPoint, sessionChart, sparkline } from './chart';
+
+const WINDOW = 32_000;
+
+const { values } = parseArgs({
+  options: {
+    provider: { type: 'string', default: 'local' },
+    model: { type: 'string' },
+    steps: { type: 'string', default: '120' },
+    out: { type: 'string', default: 'demo-output/session.svg' },
+  },
+});
+const steps = Number.parseInt(values.steps!, 10);
+if (!Number.isInteger(steps) || steps < 1) throw new Error(`--steps must be a positive whole number, got ${values.steps}`);
+
+const server = values.provider === 'local' ? await startProviderServer({ contextWindow: WINDOW, seed: 7 }) : undefined;
+const model = pickModel(values.provider!, values.model);
+
+const records: Array<CompactionRecord & { step: number }> = [];
+const points: StepPoint[] = [];
+let compactedBeforeNext = false;
+const middleware = compaction({
+  contextWindow: WINDOW,
+  onCompaction: (record) => {
+    records.push({ ...record, step: points.length + 1 });
+    compactedBeforeNext = true;
+  },
+});
+
+const project = createProjectTools(7);
+const tools = {
+  read_file: tool({ description: projectToolDescriptions.read_file, inputSchema: z.object({ path: z.string() }), execute: async (input) => project.read_file(input) }),
+  run_command: tool({ description: projectToolDescriptions.run_command, inputSchema: z.object({ command: z.string() }), execute: async (input) => project.run_command(input) }),
+  search: tool({ description: projectToolDescriptions.search, inputSchema: z.object({ query: z.string() }), execute: async (input) => project.search(input) }),
+};
+
+const limit = ceiling(WINDOW, undefined);
+console.log(`ai-compaction demo: ${steps} agent steps, ${WINDOW.toLocaleString('en-US')}-token window (ceiling ${limit.toLocaleString('en-US')}), model: ${describeModel()}\n`);
+
+let failure: unknown;
+try {
+  await generateText({
+    model: wrapLanguageModel({ model, middleware }),
+    system: 'You are a coding agent working in a TypeScript repository. Use the tools to find and fix the failing tests. Be terse.',
+    prompt: 'The test suite is failing. Find the cause of every failure and fix it.',
+    tools,
+    stopWhen: stepCountIs(steps),
+    onStepFinish: (step) => {
+      const tokens = step.usage.inputTokens ?? 0;
+      points.push({ step: points.length + 1, promptTokens: tokens, compacted: compactedBeforeNext });
+      compactedBeforeNext = false;
+      const share = tokens / WINDOW;
+      const bar = '█'.repeat(Math.round(share * 20)).padEnd(20, '·');
+      const marker = points.at(-1)!.compacted ? '  ← compacted' : '';
+      console.log(
+        `step ${String(points.length).padStart(3)}  prompt ${tokens.toLocaleString('en-US').padStart(6)} tokens  ${bar} ${String(Math.round(share * 100)).padStart(3)} %  compactions ${records.length}${marker}`,
+      );
+    },
+  });
+} catch (error) {
+  failure = error;
+}
+
+const prompts = points.map((point) => point.promptTokens);
+const summaryRequests = server ? server.requests.filter((request) => request.isSummaryRequest).length : records.length;
+const rejections = server ? server.requests.filter((request) => request.rejected).length : 0;
+const billed = server ? server.requests.reduce((sum, request) => sum + request.promptTokens, 0) : prompts.reduce((a, b) => a + b, 0);
+const max = Math.max(0, ...prompts);
+const mean = prompts.length === 0 ? 0 : Math.round(prompts.reduce((a, b) => a + b, 0) / prompts.length);
+
+const rows: Array<[string, string]> = [
+  ['steps', String(points.length)],
+  ['compactions', `${records.length} (${['auto', 'overflow', 'manual'].map((reason) => `${reason} ${records.filter((record) => record.reason === reason).length}`).join(', ')})`],
+  ['summary requests', String(summaryRequests)],
+  ['overflow rejections', String(rejections)],
+  ['errors reaching the caller', failure === undefined ? '0' : '1'],
+  ['max prompt', `${max.toLocaleString('en-US')} tokens (${Math.round((max / WINDOW) * 100)} % of the window)`],
+  ['mean prompt', `${mean.toLocaleString('en-US')} tokens (${Math.round((mean / limit) * 100)} % of the ceiling)`],
+  ['input tokens billed', billed.toLocaleString('en-US')],
+];
+console.log(`\n${rows.map(([name, value]) => `${name.padEnd(28)}${value}`).join('\n')}`);
+console.log(`\n${sparkline(prompts, WINDOW)}   (prompt per step, full height = window)`);
+const last = records.at(-1);
+if (last !== undefined) {
+  console.log(`\nThe last compaction (step ${last.step}, ${last.reason}): ${last.messagesCovered} messages, ${last.tokensBefore.toLocaleString('en-US')} -> ${last.tokensAfter.toLocaleString('en-US')} estimated tokens. Its summary begins:`);
+  console.log(last.summary.split('\n').slice(0, 8).map((line) => `  ${line}`).join('\n'));
+}
+
+const out = resolve(values.out!);
+await mkdir(resolve(out, '..'), { recursive: true });
+await writeFile(out, sessionChart(points, { window: WINDOW, ceiling: limit, title: `ai-compaction: ${points.length} steps in a ${WINDOW.toLocaleString('en-US')}-token window` }));
+console.log(`\nChart: ${out}`);
+
+await server?.close();
+if (failure !== undefined) {
+  console.error('\nThe session failed:', failure);
+  process.exitCode = 1;
+}
+
+function pickModel(provider: string, id: string | undefined): Parameters<typeof wrapLanguageModel>[0]['model'] {
+  switch (provider) {
+    case 'local':
+      return createOpenAI({ baseURL: server!.openaiBaseURL, apiKey: 'local' }).chat(id ?? 'local-coding-agent');
+    case 'openai':
+      if (!process.env.OPENAI_API_KEY) throw new Error('--provider openai needs OPENAI_API_KEY');
+      return createOpenAI()(id ?? 'gpt-5-mini');
+    case 'anthropic':
+      if (!process.env.ANTHROPIC_API_KEY) throw new Error('--provider anthropic needs ANTHROPIC_API_KEY');
+      return createAnthropic()(id ?? 'claude-haiku-4-5');
+    default:
+      throw new Error(`--provider must be local, openai or anthropic, got ${provider}`);
+  }
+}
+
+function describeModel(): string {
+  return values.provider === 'local' ? 'the embedded local provider (scripted coding agent, OpenAI wire format)' : `${values.provider} ${values.model ?? ''}`.trim();
+}
