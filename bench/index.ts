@@ -9,7 +9,10 @@ interface Benchmark {
   load: () => Promise<{ run: () => Promise<void> }>;
 }
 
-const BENCHMARKS: Benchmark[] = [{ name: 'overhead', load: () => import('./overhead') }];
+const BENCHMARKS: Benchmark[] = [
+  { name: 'overhead', load: () => import('./overhead') },
+  { name: 'session', load: () => import('./session') },
+];
 
 async function main(): Promise<void> {
   const only = process.argv.slice(2);

@@ -26,6 +26,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { detectSummary, runAgent, type AgentReply, type AgentScript } from './agent';
+import { compactionSummary } from './compaction';
 import { parseAnthropicRequest, sendAnthropic, type ParsedAnthropicRequest } from './anthropic';
 import { isRecord, jsonString, RequestError, type ApiName, type ParsedRequest } from './conversation';
 import { anthropicInvalidRequest, anthropicOverflow, openaiChatOverflow, openaiInvalidRequest } from './errors';
@@ -58,11 +59,15 @@ export interface RecordedRequest {
   promptTokens: number;
   /** Counted output tokens of the reply (0 when rejected). */
   outputTokens: number;
+  /** Prompt tokens read from the simulated prompt cache (a prefix seen before; 0 when rejected). */
+  cachedTokens?: number;
   /** Answered with an error (context overflow, malformed request, unknown item). */
   rejected: boolean;
   /** `context_length_exceeded` for overflow rejections, else the error kind. */
   error?: 'context_length_exceeded' | 'invalid_request' | 'not_found';
   isSummaryRequest: boolean;
+  /** A provider-native compaction request (OpenAI `compaction_trigger`, Anthropic `compaction: { type: 'summarize' }`), answered with a compaction item. */
+  nativeCompaction: boolean;
   stream: boolean;
   model: string;
   /** HTTP status of the answer (a streamed Responses overflow is 200, like the real API). */
@@ -136,7 +141,7 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
     } catch {
       body = undefined;
     }
-    const base = { api, promptTokens: 0, outputTokens: 0, isSummaryRequest: false, stream: false, model: '', body: body ?? raw };
+    const base = { api, promptTokens: 0, outputTokens: 0, isSummaryRequest: false, nativeCompaction: false, stream: false, model: '', body: body ?? raw };
     if (!isRecord(body)) {
       const message =
         api === 'anthropic'
@@ -152,7 +157,7 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
     let parsed: ParsedRequest;
     try {
       parsed =
-        api === 'openai-chat' ? parseChatRequest(body) : api === 'openai-responses' ? parseResponsesRequest(body, responsesStore) : parseAnthropicRequest(body);
+        api === 'openai-chat' ? parseChatRequest(body) : api === 'openai-responses' ? parseResponsesRequest(body, responsesStore) : parseAnthropicRequest(body, req.headers);
     } catch (error) {
       const e = error instanceof RequestError ? error : new RequestError(400, error instanceof Error ? error.message : String(error));
       record({ ...base, rejected: true, error: e.status === 404 ? 'not_found' : 'invalid_request', status: e.status });
@@ -162,7 +167,8 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
 
     const count = countPrompt(parsed);
     const summary = detectSummary(parsed.messages);
-    const entry = { ...base, promptTokens: count.total, isSummaryRequest: summary !== undefined };
+    const nativeCompaction = (parsed as { nativeCompaction?: boolean }).nativeCompaction === true;
+    const entry = { ...base, promptTokens: count.total, isSummaryRequest: summary !== undefined && !nativeCompaction, nativeCompaction };
 
     if (count.total > window) {
       record({ ...entry, rejected: true, error: 'context_length_exceeded', status: api === 'openai-responses' && parsed.stream ? 200 : 400 });
@@ -172,7 +178,8 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
       return;
     }
 
-    const agentReply = runAgent(seed, script, {
+    // a native compaction request is answered with the compaction item (compaction.ts), never by the agent
+    const agentReply: AgentReply = nativeCompaction ? { text: compactionSummary(seed, parsed.messages) } : runAgent(seed, script, {
       api,
       model: parsed.model,
       messages: parsed.messages,
@@ -189,7 +196,7 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
         : openaiCache(caches[api], hashes, count, true);
     const usage: Usage = { input: count.total, output: countOutput(reply.text, reply.toolCalls), ...cache };
 
-    record({ ...entry, outputTokens: usage.output, rejected: false, status: 200, reply });
+    record({ ...entry, outputTokens: usage.output, cachedTokens: cache.cacheRead, rejected: false, status: 200, reply });
     const ctx = { request: parsed, body, reply, usage, ids, delayMs };
     if (api === 'openai-chat') await sendChat(res, ctx);
     else if (api === 'anthropic') await sendAnthropic(res, ctx);

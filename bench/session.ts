@@ -1,0 +1,205 @@
+/**
+ * A 500-step coding-agent session (10 user turns of 50 steps) against the local provider server
+ * (OpenAI chat wire format, gpt-tokenizer counts, a 128,000-token window), run side by side for
+ * this middleware and four other ways of handling a long context.
+ */
+import { createOpenAI } from '@ai-sdk/openai';
+import { type LanguageModelMiddleware, type ModelMessage, generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
+import { z } from 'zod';
+import { compaction } from '../src';
+import { SUMMARY_PROMPT } from '../src/checkpoint/prompts';
+import { serialize } from '../src/checkpoint/serialize';
+import type { Message } from '../src/prompt/types';
+import { ceiling } from '../src/sizing/ceiling';
+import { estimatePrompt } from '../src/sizing/estimate';
+import { createProjectTools, projectToolDescriptions, startProviderServer } from '../test/support/provider-server';
+
+const WINDOW = 128_000;
+const TURNS = 10;
+const STEPS_PER_TURN = 50;
+const CEILING = ceiling(WINDOW, undefined);
+const SYSTEM = 'You are a coding agent working in a TypeScript repository. Use the tools to find and fix the failing tests. Be terse.';
+const TASKS = [
+  'The test suite is failing. Find the cause of every failure and fix it.',
+  'Now check the billing module for the same kind of bug.',
+  'Run the whole suite again and look at anything still red.',
+  'Review the users route once more; is the guard complete?',
+  'Search for other places that read `req.user` without a check.',
+  'Look at the invoices code paths and their tests.',
+  'Check the error handling of the orders service.',
+  'Go through the remaining failing tests one by one.',
+  'Make sure the type checker passes on the whole project.',
+  'Summarize what changed and run the full suite a final time.',
+];
+
+interface Strategy {
+  name: string;
+  middleware: () => { middleware: LanguageModelMiddleware[]; compactions: () => number | undefined };
+}
+
+const STRATEGIES: Strategy[] = [
+  {
+    name: 'ai-compaction',
+    middleware: () => {
+      let count = 0;
+      return { middleware: [compaction({ contextWindow: WINDOW, onCompaction: () => void count++ })], compactions: () => count };
+    },
+  },
+  { name: 'no middleware', middleware: () => ({ middleware: [], compactions: () => undefined }) },
+  {
+    name: 'overflow recovery only',
+    middleware: () => {
+      let count = 0;
+      return { middleware: [compaction({ contextWindow: WINDOW, auto: false, onCompaction: () => void count++ })], compactions: () => count };
+    },
+  },
+  {
+    name: 'keep the last 60 messages',
+    middleware: () => {
+      let count = 0;
+      return { middleware: [keepLast(60, () => void count++)], compactions: () => count };
+    },
+  },
+  {
+    name: 'summarize all but 20 at 85 %',
+    middleware: () => {
+      let count = 0;
+      return { middleware: [summarizeOlder(20, 0.85, () => void count++)], compactions: () => count };
+    },
+  },
+];
+
+/** Keeps the system messages and the last `count` messages, starting where no tool result is orphaned. */
+function keepLast(count: number, onTrim: () => void): LanguageModelMiddleware {
+  return {
+    specificationVersion: 'v3',
+    transformParams: async ({ params }) => {
+      const system = params.prompt.filter((message) => message.role === 'system');
+      const rest = params.prompt.filter((message) => message.role !== 'system');
+      if (rest.length <= count) return params;
+      let start = rest.length - count;
+      while (start < rest.length && rest[start]!.role === 'tool') start++;
+      onTrim();
+      return { ...params, prompt: [...system, ...rest.slice(start)] };
+    },
+  };
+}
+
+/**
+ * The common hand-written approach: over a share of the window (4 characters a token), summarize
+ * everything but the last `keep` messages in a fresh request and send the summary in their place.
+ */
+function summarizeOlder(keep: number, share: number, onSummary: () => void): LanguageModelMiddleware {
+  let summary: { covered: number; text: string } | undefined;
+  return {
+    specificationVersion: 'v3',
+    transformParams: async ({ params, model }) => {
+      const system = params.prompt.filter((message) => message.role === 'system');
+      const rest = params.prompt.filter((message) => message.role !== 'system');
+      const build = () =>
+        summary === undefined
+          ? params.prompt
+          : [...system, { role: 'user' as const, content: [{ type: 'text' as const, text: `Summary of the earlier conversation:\n${summary.text}` }] }, ...rest.slice(summary.covered)];
+      let prompt = build();
+      if (estimatePrompt(prompt as Message[], params.tools as never) >= share * WINDOW) {
+        let cut = Math.max(summary?.covered ?? 0, rest.length - keep);
+        while (cut < rest.length && rest[cut]!.role === 'tool') cut++;
+        const older = (summary ? [{ role: 'user', content: [{ type: 'text', text: summary.text }] }] : []).concat(rest.slice(summary?.covered ?? 0, cut) as never[]);
+        const transcript = serialize(older as Message[], { toolOutput: { mode: 'full' } });
+        const result = await model.doGenerate({
+          prompt: [...system, { role: 'user', content: [{ type: 'text', text: transcript }] }, { role: 'user', content: [{ type: 'text', text: SUMMARY_PROMPT }] }],
+          maxOutputTokens: 4_000,
+        });
+        const text = result.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+        summary = { covered: cut, text };
+        onSummary();
+        prompt = build();
+      }
+      return prompt === params.prompt ? params : { ...params, prompt };
+    },
+  };
+}
+
+interface Row {
+  name: string;
+  steps: number;
+  errors: number;
+  rejections: number;
+  compactions: number | undefined;
+  summaryRequests: number;
+  meanShare: number;
+  maxShare: number;
+  billed: number;
+  cachedShare: number | undefined;
+}
+
+async function runStrategy(strategy: Strategy): Promise<Row> {
+  const server = await startProviderServer({ contextWindow: WINDOW, seed: 11, agent: { toolCallsPerTurn: STEPS_PER_TURN - 1 }, keepBodies: 0 });
+  const { middleware, compactions } = strategy.middleware();
+  const base = createOpenAI({ baseURL: server.openaiBaseURL, apiKey: 'local' }).chat('local-coding-agent');
+  const model = middleware.length === 0 ? base : wrapLanguageModel({ model: base, middleware });
+  const project = createProjectTools(11);
+  const tools = {
+    read_file: tool({ description: projectToolDescriptions.read_file, inputSchema: z.object({ path: z.string() }), execute: async (input) => project.read_file(input) }),
+    run_command: tool({ description: projectToolDescriptions.run_command, inputSchema: z.object({ command: z.string() }), execute: async (input) => project.run_command(input) }),
+    search: tool({ description: projectToolDescriptions.search, inputSchema: z.object({ query: z.string() }), execute: async (input) => project.search(input) }),
+  };
+  const messages: ModelMessage[] = [];
+  let steps = 0;
+  let errors = 0;
+  for (const task of TASKS.slice(0, TURNS)) {
+    messages.push({ role: 'user', content: task });
+    try {
+      const result = await generateText({ model, system: SYSTEM, messages, tools, stopWhen: stepCountIs(STEPS_PER_TURN), maxRetries: 0 });
+      steps += result.steps.length;
+      messages.push(...result.response.messages);
+    } catch {
+      errors++;
+      break; // the conversation can no longer go on: every later call is over the window too
+    }
+  }
+  await server.close();
+  const answered = server.requests.filter((request) => !request.rejected);
+  const stepsSent = answered.filter((request) => !request.isSummaryRequest);
+  const summaries = answered.filter((request) => request.isSummaryRequest);
+  const shares = stepsSent.map((request) => request.promptTokens / CEILING);
+  const summaryTokens = summaries.reduce((sum, request) => sum + request.promptTokens, 0);
+  return {
+    name: strategy.name,
+    steps,
+    errors,
+    rejections: server.requests.filter((request) => request.error === 'context_length_exceeded').length,
+    compactions: compactions(),
+    summaryRequests: summaries.length,
+    meanShare: shares.reduce((a, b) => a + b, 0) / Math.max(1, shares.length),
+    maxShare: Math.max(0, ...shares),
+    billed: answered.reduce((sum, request) => sum + request.promptTokens, 0),
+    cachedShare: summaryTokens === 0 ? undefined : summaries.reduce((sum, request) => sum + (request.cachedTokens ?? 0), 0) / summaryTokens,
+  };
+}
+
+const percent = (value: number | undefined) => (value === undefined ? '-' : `${Math.round(value * 100)} %`);
+
+export async function run(): Promise<void> {
+  const rows: Row[] = [];
+  for (const strategy of STRATEGIES) rows.push(await runStrategy(strategy));
+  const header = ['strategy', 'steps', 'errors', 'overflows', 'compactions', 'summary req', 'mean/ceiling', 'max/ceiling', 'input billed', 'summary cached'];
+  const table = rows.map((row) => [
+    row.name,
+    String(row.steps),
+    String(row.errors),
+    String(row.rejections),
+    row.compactions === undefined ? '-' : String(row.compactions),
+    String(row.summaryRequests),
+    percent(row.meanShare),
+    percent(row.maxShare),
+    row.billed.toLocaleString('en-US'),
+    percent(row.cachedShare),
+  ]);
+  const widths = header.map((title, index) => Math.max(title.length, ...table.map((cells) => cells[index]!.length)));
+  const line = (cells: string[]) => cells.map((cell, index) => (index === 0 ? cell.padEnd(widths[index]!) : cell.padStart(widths[index]!))).join('  ');
+  console.log(`\nA ${TURNS * STEPS_PER_TURN}-step session (${TURNS} turns), local provider, gpt-tokenizer counts, window ${WINDOW.toLocaleString('en-US')}, ceiling ${CEILING.toLocaleString('en-US')}`);
+  console.log(line(header));
+  for (const cells of table) console.log(line(cells));
+  console.log('"compactions" counts trims for the last-60 strategy; "summary cached": share of summary-request tokens read from the prompt cache.');
+}
