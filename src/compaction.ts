@@ -240,7 +240,7 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
       tokensBefore,
       tokensAfter: 0,
       createdAt: Date.now(),
-      ...(native === undefined ? {} : { native: { ...native, keep: keptUserMessages(view.conversation, from, end, settings.keep) } }),
+      ...(native === undefined ? {} : { native: { ...native, keep: keptUserMessages(view.conversation, view.boundary + 1, end, settings.keep) } }),
     };
     const arranged = arrange(view.conversation, base, view.boundary);
     const tokensAfter = estimatePrompt([...view.system, ...arranged.sent], view.params.tools);
@@ -279,7 +279,16 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
   async function nativeItem(view: StepView, model: Model): Promise<{ provider: 'openai' | 'anthropic'; part: Part } | undefined> {
     const provider = nativeProviderFor(model);
     if (provider !== undefined) {
-      const result = await model.doGenerate(provider.trigger({ ...view.params, prompt: outgoingPrompt(view) }));
+      let result: GenerateResult;
+      try {
+        result = await model.doGenerate(provider.trigger({ ...view.params, prompt: outgoingPrompt(view) }));
+      } catch (error) {
+        // The trigger carries the whole prompt: when the provider rejects it as too long, ordinary
+        // compaction (which can send less) takes over for this compaction.
+        if (!isContextOverflowError(error) || isAbort(error, view.params.abortSignal)) throw error;
+        warn(`ai-compaction: the native compaction request was rejected as too long (${messageOf(error)}); using ordinary compaction`);
+        return undefined;
+      }
       const part = provider.extract(result.content);
       if (part !== undefined) return { provider: provider.name, part };
     }
@@ -296,8 +305,11 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
     const limit = contextOverflowLimit(error);
     if (limit !== undefined) learnedWindows.set(modelKey(model), limit);
     warn(`ai-compaction: the provider rejected the prompt as too long (${messageOf(error)}); compacting and retrying once`);
-    const window = windowFor(model);
-    const target = Math.floor(totalSize(step.view) * 0.85);
+    // The rejected prompt is larger than the real window, whatever the window was thought to be:
+    // the summary request's room is measured against that too, so it is not rejected in turn.
+    const rejected = totalSize(step.view);
+    const window = Math.min(windowFor(model) ?? rejected, rejected);
+    const target = Math.floor(rejected * 0.85);
     try {
       const view = await compact(step.view, 'overflow', model, window, target);
       return { view, window, limit: step.limit };

@@ -88,7 +88,8 @@ export class PrefixDigests {
       sink.flush();
       this.offsets.push(sink.length);
     }
-    this.bytes = sink.bytes;
+    // Exactly its size: a step's digests live as long as the step.
+    this.bytes = sink.length === sink.bytes.length ? sink.bytes : sink.bytes.slice(0, sink.length);
   }
 
   get length(): number {

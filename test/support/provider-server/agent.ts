@@ -63,6 +63,11 @@ export function summaryKindOf(message: Message): SummaryKind | undefined {
   const text = plainText(message);
   if (text.length === 0) return undefined;
   if (/^\s*The previous response did not fill in the required summary template/m.test(text)) return 'reminder';
+  // Anthropic merges consecutive user messages: a checkpoint followed by a summary instruction
+  // arrives as one message, so the last text part decides.
+  const lastPart = [...message.parts].reverse().find((part) => part.type === 'text');
+  const lastText = lastPart && 'text' in lastPart ? String(lastPart.text) : '';
+  if (/^\s*You MUST summarize the conversation above/m.test(lastText)) return /update the existing checkpoint/i.test(lastText) ? 'update' : 'first';
   if (isCheckpoint(message)) return undefined;
   if (/update the existing checkpoint/i.test(text)) return 'update';
   if (/^\s*You MUST summarize the conversation above/m.test(text)) return 'first';
