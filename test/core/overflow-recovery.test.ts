@@ -132,6 +132,40 @@ describe('overflow recovery', () => {
       expect(middleware.last()).toBeUndefined();
       expect(middleware.state().checkpoints).toEqual({});
     });
+    it('should end with the abort when the summary request is aborted, and store nothing', async () => {
+      const controller = new AbortController();
+      const model = new MockLanguageModel({
+        doGenerate: async (params: CallOptions) => {
+          if (!isSummaryPrompt(params.prompt)) return textResult('ok', 10, 10);
+          controller.abort();
+          throw Object.assign(new Error('This operation was aborted'), { name: 'AbortError' });
+        },
+      });
+      const middleware = compaction({ contextWindow: 200_000 });
+      middleware.compactNext();
+      const error = await wrap(model, middleware).doGenerate({ prompt: long(), abortSignal: controller.signal }).catch((caught: unknown) => caught);
+      expect((error as Error).name).toBe('AbortError');
+      expect(CompactionError.isInstance(error)).toBe(false);
+      expect(middleware.last()).toBeUndefined();
+      expect(middleware.state().checkpoints).toEqual({});
+    });
+
+    it('should fail with summarizer-failed, keeping the cause, when the summarizer throws, and store nothing', async () => {
+      const log = recordingLogger();
+      const broken = new Error('socket hang up');
+      const model = new MockLanguageModel({
+        doGenerate: async (params: CallOptions) => {
+          if (isSummaryPrompt(params.prompt)) throw broken;
+          return textResult('ok', 10, 10);
+        },
+      });
+      const middleware = compaction({ contextWindow: 200_000, logger: log.logger });
+      middleware.compactNext();
+      await wrap(model, middleware).doGenerate({ prompt: long() });
+      expect(middleware.last()).toBeUndefined();
+      expect(middleware.state().checkpoints).toEqual({});
+      expect(log.warn).toEqual(['ai-compaction: compaction failed (summarizer-failed): ai-compaction: the summary request failed: socket hang up']);
+    });
   });
 
   describe('wrapStream', () => {
