@@ -95,6 +95,18 @@ export type CompactionMiddleware = LanguageModelMiddleware & {
   state(): CompactionState;
 };
 
+/** One compaction to run: the step, why, and what it covers (`from` to `end` of the conversation). */
+interface Job {
+  view: StepView;
+  reason: CompactionReason;
+  model: Model;
+  window: number | undefined;
+  target: number | undefined;
+  from: number;
+  end: number;
+  digest: string;
+}
+
 interface Step {
   view: StepView;
   window: number | undefined;
@@ -172,43 +184,24 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
     if (end === 0 || end < from || view.digests === undefined || (end === from && reason === 'auto')) {
       throw new CompactionError({ reason: 'nothing-to-compact', message: 'there is no older conversation to compact' });
     }
-    const digest = await view.digests.of(end);
-    const key = `${reason === 'overflow' ? `${target}:` : ''}${digest}`;
+    const job: Job = { view, reason, model, window, target, from, end, digest: await view.digests.of(end) };
+    const key = `${reason === 'overflow' ? `${target}:` : ''}${job.digest}`;
     let flight = flights.get(key);
     if (flight === undefined) {
-      flight = reuseOrRun(view, reason, model, window, target, end, digest).finally(() => flights.delete(key));
+      flight = reuseOrRun(job).finally(() => flights.delete(key));
       flights.set(key, flight);
     }
     return flight;
   }
 
   /** A concurrent step may have made this very checkpoint a moment ago: use it rather than summarize again. */
-  async function reuseOrRun(
-    view: StepView,
-    reason: CompactionReason,
-    model: Model,
-    window: number | undefined,
-    target: number | undefined,
-    end: number,
-    digest: string,
-  ): Promise<StepView> {
+  async function reuseOrRun(job: Job): Promise<StepView> {
+    const { view, digest, end } = job;
     const existing = digest === view.checkpoint?.digest ? undefined : await keeper.checkpoint(digest, end);
-    if (existing === undefined) return run(view, reason, model, window, target, end, digest);
-    const arranged = arrange(view.conversation, existing, view.boundary);
-    const estimated = estimatePrompt([...view.system, ...arranged.sent], view.params.tools);
-    return { ...view, checkpoint: existing, ...arranged, size: { counted: 0, estimated }, sizeKnown: existing.native === undefined };
+    return existing === undefined ? run(job) : withCheckpoint(view, existing);
   }
 
-  async function run(
-    view: StepView,
-    reason: CompactionReason,
-    model: Model,
-    window: number | undefined,
-    target: number | undefined,
-    end: number,
-    digest: string,
-  ): Promise<StepView> {
-    const from = coveredUpTo(view);
+  async function run({ view, reason, model, window, target, from, end, digest }: Job): Promise<StepView> {
     const covered = view.conversation.slice(from, end);
     const tokensBefore = totalSize(view);
     const native = settings.native ? await nativeItem(view, model) : undefined;
@@ -230,7 +223,7 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
         warn,
       });
     }
-    const base: StoredCheckpoint = {
+    const made: StoredCheckpoint = {
       v: 1,
       digest,
       length: end,
@@ -240,12 +233,12 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
       tokensBefore,
       tokensAfter: 0,
       createdAt: Date.now(),
-      ...(native === undefined ? {} : { native: { ...native, keep: keptUserMessages(view.conversation, view.boundary + 1, end, settings.keep) } }),
+      ...(native === undefined ? {} : { native: { ...native, keep: keptUserMessages(view.conversation, from, end, settings.keep) } }),
     };
-    const arranged = arrange(view.conversation, base, view.boundary);
-    const tokensAfter = estimatePrompt([...view.system, ...arranged.sent], view.params.tools);
-    const checkpoint: StoredCheckpoint = { ...base, tokensAfter };
-    const next: StepView = { ...view, checkpoint, ...arranged, size: { counted: 0, estimated: tokensAfter }, sizeKnown: native === undefined };
+    const next = withCheckpoint(view, made);
+    const tokensAfter = next.size.estimated;
+    const checkpoint: StoredCheckpoint = { ...made, tokensAfter };
+    next.checkpoint = checkpoint;
     const noProgress = target !== undefined && tokensAfter >= target;
     if (view.threadDigest !== undefined) {
       const saved = await keeper.saveCheckpoint(view.threadDigest, checkpoint, null);
@@ -466,6 +459,13 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
     },
   };
   return middleware as unknown as CompactionMiddleware;
+}
+
+/** The view of a step sent with `checkpoint` in place of what it covers, measured by estimate. */
+function withCheckpoint(view: StepView, checkpoint: StoredCheckpoint): StepView {
+  const arranged = arrange(view.conversation, checkpoint, view.boundary);
+  const estimated = estimatePrompt([...view.system, ...arranged.sent], view.params.tools);
+  return { ...view, checkpoint, ...arranged, size: { counted: 0, estimated }, sizeKnown: checkpoint.native === undefined };
 }
 
 /** Takes this package's per-call options out of `providerOptions`; the provider never sees them. */
