@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Buffer } from './sizing/ceiling';
+import type { BufferSetting } from './sizing/ceiling';
 import type { CompactionStore } from './store/types';
 import type { Model } from './prompt/types';
 
@@ -68,7 +68,7 @@ export type OptionName = keyof typeof rules | 'state';
 /** Options after validation, with their defaults filled in. */
 export interface ResolvedOptions {
   contextWindow: number | ((model: Model) => number | undefined) | undefined;
-  buffer: Buffer | undefined;
+  buffer: BufferSetting | undefined;
   keep: number;
   auto: boolean;
   summaryOutputTokens: number;

@@ -1,5 +1,5 @@
 /** A buffer as given: a share of the window (`"20%"`) or a number of tokens. */
-export type Buffer = { share: number } | { tokens: number };
+export type BufferSetting = { share: number } | { tokens: number };
 
 /** Room kept free when no buffer is set: 15 % of the window, at least 16,000 from a 32,000 window up. */
 export function defaultBuffer(window: number): number {
@@ -8,7 +8,7 @@ export function defaultBuffer(window: number): number {
 }
 
 /** Tokens kept free for a window: the buffer, or the default when unset or the whole window or more. */
-export function bufferTokens(window: number, buffer: Buffer | undefined): number {
+export function bufferTokens(window: number, buffer: BufferSetting | undefined): number {
   if (buffer === undefined) return defaultBuffer(window);
   const tokens = 'share' in buffer ? Math.round((window * buffer.share) / 100) : buffer.tokens;
   return tokens >= window ? defaultBuffer(window) : tokens;
@@ -18,6 +18,6 @@ export function bufferTokens(window: number, buffer: Buffer | undefined): number
  * The largest prompt let out without compacting first:
  * `window - max(buffer, the step's maxOutputTokens)`.
  */
-export function ceiling(window: number, buffer: Buffer | undefined, maxOutputTokens?: number): number {
+export function ceiling(window: number, buffer: BufferSetting | undefined, maxOutputTokens?: number): number {
   return window - Math.max(bufferTokens(window, buffer), maxOutputTokens ?? 0);
 }
