@@ -233,7 +233,9 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
       tokensBefore,
       tokensAfter: 0,
       createdAt: Date.now(),
-      ...(native === undefined ? {} : { native: { ...native, keep: keptUserMessages(view.conversation, from, end, settings.keep) } }),
+      // The newest user messages of the whole conversation after any caller-held provider item, not
+      // only of the newly covered part: a later native compaction must not drop the user's request.
+      ...(native === undefined ? {} : { native: { ...native, keep: keptUserMessages(view.conversation, view.boundary + 1, end, settings.keep) } }),
     };
     const next = withCheckpoint(view, made);
     const tokensAfter = next.size.estimated;

@@ -3,7 +3,12 @@
 // Like the real API with `store: true` (the clients' default), the server keeps the items it
 // returned, so the `item_reference` inputs the clients send for earlier assistant messages
 // resolve (and count) as the original items; `previous_response_id` works the same way.
+//
+// Native compaction (compaction.ts): a request whose `input` ends with `{ type: 'compaction_trigger' }`
+// is answered with a single `compaction` output item; a `compaction` input item (or, with
+// `store: true`, an `item_reference` to one) stands for everything before it.
 import type { ServerResponse } from 'node:http';
+import { compactInto, decryptCompaction, encryptCompaction, finishCompaction, userDigests, type CompactionMarker, type CompactionPayload } from './compaction';
 import { isRecord, jsonString, RequestError, str, type Message, type ParsedRequest, type Part, type ToolChoice, type ToolDefinition } from './conversation';
 import { openaiResponsesOverflow, openaiResponsesOverflowFrame } from './errors';
 import { argDeltas, SseWriter, sendJson, type ReplyContext } from './http';
@@ -28,10 +33,14 @@ class Bounded<V> {
 export class ResponsesStore {
   readonly items = new Bounded<Message>(50_000);
   readonly responses = new Bounded<Message[]>(2_000);
+  /** Compaction items returned with `store: true`: id -> encrypted content. */
+  readonly compactions = new Bounded<string>(2_000);
 }
 
 export interface ParsedResponsesRequest extends ParsedRequest {
   store: boolean;
+  /** The input ends with a `compaction_trigger` item. */
+  nativeCompaction: boolean;
 }
 
 function contentParts(content: unknown, where: string): Part[] {
@@ -85,6 +94,11 @@ export function parseResponsesRequest(body: Record<string, unknown>, store: Resp
   }
 
   const messages: Message[] = [];
+  let marker: CompactionMarker | undefined;
+  let nativeCompaction = false;
+  const compact = (payload: CompactionPayload) => {
+    marker = compactInto(messages, payload);
+  };
   if (typeof body.previous_response_id === 'string') {
     const previous = store.responses.get(body.previous_response_id);
     if (!previous) {
@@ -129,8 +143,22 @@ export function parseResponsesRequest(body: Record<string, unknown>, store: Resp
           });
           break;
         }
+        case 'compaction':
+          compact(decryptCompaction(item.id, item.encrypted_content, where));
+          break;
+        case 'compaction_trigger':
+          if (i !== input.length - 1) {
+            throw new RequestError(400, `Invalid input: a 'compaction_trigger' item must be the final input item.`, where, 'invalid_value');
+          }
+          nativeCompaction = true;
+          break;
         case 'item_reference': {
           const id = str(item.id);
+          const compaction = store.compactions.get(id);
+          if (compaction !== undefined) {
+            compact(decryptCompaction(id, compaction, where));
+            break;
+          }
           const stored = store.items.get(id);
           if (!stored) {
             throw new RequestError(
@@ -143,13 +171,14 @@ export function parseResponsesRequest(body: Record<string, unknown>, store: Resp
           break;
         }
         default:
-          // other item kinds (hosted tool calls and outputs, compaction items ...) count as their JSON
+          // other item kinds (hosted tool calls and outputs ...) count as their JSON
           messages.push({ role: 'assistant', parts: [{ type: 'text', text: jsonString(item) }] });
       }
     });
   } else if (input !== undefined) {
     throw new RequestError(400, "Invalid type for 'input': expected one of a string or array of input items.", 'input', 'invalid_type');
   }
+  finishCompaction(messages, marker);
 
   const tools: ToolDefinition[] = [];
   if (Array.isArray(body.tools)) {
@@ -173,6 +202,17 @@ export function parseResponsesRequest(body: Record<string, unknown>, store: Resp
     toolChoice,
     maxOutputTokens: typeof body.max_output_tokens === 'number' ? body.max_output_tokens : undefined,
     store: body.store !== false,
+    nativeCompaction,
+  };
+}
+
+function usageOf(ctx: ReplyContext) {
+  return {
+    input_tokens: ctx.usage.input,
+    input_tokens_details: { cached_tokens: ctx.usage.cacheRead },
+    output_tokens: ctx.usage.output,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: ctx.usage.input + ctx.usage.output,
   };
 }
 
@@ -231,6 +271,10 @@ export async function sendResponses(res: ServerResponse, ctx: ReplyContext, stor
   const id = ctx.ids.hex('resp_', 48);
   const createdAt = Math.floor(Date.now() / 1000);
   const shell = responseShell(ctx, id, createdAt);
+  if ((request as Partial<ParsedResponsesRequest>).nativeCompaction === true) {
+    await sendCompaction(res, ctx, store, persist, id, shell);
+    return;
+  }
 
   const message =
     reply.text.length > 0
@@ -247,13 +291,7 @@ export async function sendResponses(res: ServerResponse, ctx: ReplyContext, stor
   const output: Record<string, unknown>[] = [...(message ? [message] : []), ...calls];
 
   const incomplete = reply.finishReason === 'length' ? 'max_output_tokens' : reply.finishReason === 'content-filter' ? 'content_filter' : undefined;
-  const usage = {
-    input_tokens: ctx.usage.input,
-    input_tokens_details: { cached_tokens: ctx.usage.cacheRead },
-    output_tokens: ctx.usage.output,
-    output_tokens_details: { reasoning_tokens: 0 },
-    total_tokens: ctx.usage.input + ctx.usage.output,
-  };
+  const usage = usageOf(ctx);
   const final = {
     ...shell,
     status: incomplete ? 'incomplete' : 'completed',
@@ -309,5 +347,44 @@ export async function sendResponses(res: ServerResponse, ctx: ReplyContext, stor
     await send({ type: 'response.output_item.done', output_index: index, item: call });
   }
   await send({ type: incomplete ? 'response.incomplete' : 'response.completed', response: final });
+  sse.end();
+}
+
+/**
+ * A compaction request's answer: one `compaction` output item whose encrypted content encodes the
+ * summary (the reply text) and the user texts it covered. With `store: true` the item is kept for
+ * `item_reference`, and the response (as the compacted conversation) for `previous_response_id`.
+ */
+async function sendCompaction(
+  res: ServerResponse,
+  ctx: ReplyContext,
+  store: ResponsesStore,
+  persist: boolean,
+  id: string,
+  shell: ReturnType<typeof responseShell>,
+): Promise<void> {
+  const { request } = ctx;
+  const payload: CompactionPayload = { summary: ctx.reply.text, users: userDigests(request.messages) };
+  const itemId = ctx.ids.hex('cmp_', 48);
+  const item = { id: itemId, type: 'compaction', encrypted_content: encryptCompaction(itemId, payload) };
+  const final = { ...shell, status: 'completed', output: [item], usage: usageOf(ctx) };
+  if (persist) {
+    store.compactions.set(itemId, item.encrypted_content);
+    const compacted = [...request.messages];
+    compactInto(compacted, payload);
+    store.responses.set(id, compacted);
+  }
+  if (!request.stream) {
+    sendJson(res, 200, final);
+    return;
+  }
+  const sse = new SseWriter(res, ctx.delayMs, true);
+  let seq = 0;
+  const send = (event: Record<string, unknown>) => sse.send({ type: event.type, sequence_number: seq++, ...event }, String(event.type));
+  await send({ type: 'response.created', response: shell });
+  await send({ type: 'response.in_progress', response: shell });
+  await send({ type: 'response.output_item.added', output_index: 0, item });
+  await send({ type: 'response.output_item.done', output_index: 0, item });
+  await send({ type: 'response.completed', response: final });
   sse.end();
 }
