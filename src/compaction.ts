@@ -204,7 +204,9 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
   async function run({ view, reason, model, window, target, from, end, digest }: Job): Promise<StepView> {
     const covered = view.conversation.slice(from, end);
     const tokensBefore = totalSize(view);
-    const native = settings.native ? await nativeItem(view, model) : undefined;
+    // An overflow is recovered by ordinary compaction: the native trigger would carry the very
+    // prompt the provider just rejected.
+    const native = settings.native && reason !== 'overflow' ? await nativeItem(view, model, end) : undefined;
     let summary = '';
     let recordText = '';
     if (native === undefined) {
@@ -268,15 +270,23 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
   }
 
   /**
-   * Asks the provider to compact the step's own request. `undefined` (after one warning per model)
+   * Asks the provider to compact the step's own request (up to its new user messages). `undefined` (after one warning per model)
    * when the model has no native compaction or returned no item: ordinary compaction follows.
    */
-  async function nativeItem(view: StepView, model: Model): Promise<{ provider: 'openai' | 'anthropic'; part: Part } | undefined> {
+  async function nativeItem(
+    view: StepView,
+    model: Model,
+    end: number,
+  ): Promise<{ provider: 'openai' | 'anthropic'; part: Part } | undefined> {
     const provider = nativeProviderFor(model);
     if (provider !== undefined) {
+      // The item stands for what it is asked about: everything but the new user messages at the end,
+      // which go out live after it (and not twice).
+      const trailing = view.conversation.length - end;
+      const prompt = outgoingPrompt(view);
       let result: GenerateResult;
       try {
-        result = await model.doGenerate(provider.trigger({ ...view.params, prompt: outgoingPrompt(view) }));
+        result = await model.doGenerate(provider.trigger({ ...view.params, prompt: trailing > 0 ? prompt.slice(0, -trailing) : prompt }));
       } catch (error) {
         // The trigger carries the whole prompt: when the provider rejects it as too long, ordinary
         // compaction (which can send less) takes over for this compaction.

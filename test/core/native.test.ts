@@ -50,7 +50,8 @@ describe('native compaction', () => {
 
     const [trigger, step] = calls;
     expect(trigger!.providerOptions).toEqual({ openai: { store: false, compactionTrigger: true } });
-    expect(trigger!.prompt).toEqual(prompt);
+    // The trigger carries the step's own prompt up to the new user message, which goes out live after the item.
+    expect(trigger!.prompt).toEqual(prompt.slice(0, -1));
     expect(step!.prompt).toEqual([
       system('agent'),
       { role: 'assistant', content: [{ ...openaiItem, providerOptions: { openai: { itemId: 'cmp_new', encryptedContent: 'enc-new' } } }] },
@@ -60,6 +61,20 @@ describe('native compaction', () => {
     ]);
     expect(middleware.last()).toMatchObject({ reason: 'manual', summary: '', record: '', native: { provider: 'openai', item: { kind: 'openai.compaction' } } });
     expect(calls.filter((call) => isSummaryPrompt(call.prompt))).toHaveLength(0);
+  });
+
+  it("should keep the user's newest messages across two native compactions", async () => {
+    const { model, calls } = nativeModel('openai.responses', () => 5_000);
+    const middleware = compaction({ contextWindow: 200_000, native: true });
+    const wrapped = wrap(model, middleware);
+    const first = [user('the task'), assistant('working'), user('go on')];
+    middleware.compactNext();
+    await wrapped.doGenerate({ prompt: first });
+    const second = [...first, assistant('more work'), user('and finish')];
+    middleware.compactNext();
+    await wrapped.doGenerate({ prompt: second });
+    const item = { role: 'assistant', content: [{ ...openaiItem, providerOptions: { openai: { itemId: 'cmp_new', encryptedContent: 'enc-new' } } }] };
+    expect(calls.at(-1)!.prompt).toEqual([item, user('the task'), user('go on'), user('and finish')]);
   });
 
   it('should let Anthropic compact on demand and replay its block first', async () => {
