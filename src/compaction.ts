@@ -261,6 +261,7 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
     logger?.info(
       `ai-compaction: compacted ${end} messages (${reason}): ${tokensBefore} -> ${tokensAfter} estimated tokens`,
     );
+    next.compaction = lastRecord;
     try {
       settings.onCompaction?.(lastRecord as never);
     } catch (error) {
@@ -390,8 +391,9 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
     return stream.pipeThrough(
       new TransformStream<StreamPart, StreamPart>({
         transform(part, controller) {
-          if (part.type === 'finish') usage = part.usage as Usage | undefined;
-          controller.enqueue(part);
+          if (part.type !== 'finish') return controller.enqueue(part);
+          usage = part.usage as Usage | undefined;
+          controller.enqueue(withCompactionMetadata(part, step));
         },
         async flush() {
           await recordUsage(step, usage).catch((error: unknown) => warn(`ai-compaction: recording usage failed: ${messageOf(error)}`));
@@ -443,14 +445,15 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
       const step = steps.get(params);
       try {
         const result = await doGenerate();
-        if (step !== undefined) await recordUsage(step, result.usage);
-        return result;
+        if (step === undefined) return result;
+        await recordUsage(step, result.usage);
+        return withCompactionMetadata(result, step);
       } catch (error) {
         if (step === undefined || !isContextOverflowError(error) || isAbort(error, params.abortSignal)) throw error;
         const next = await recover(step, error, model);
         const result = await model.doGenerate(paramsFor(next));
         await recordUsage(next, result.usage);
-        return result;
+        return withCompactionMetadata(result, next);
       }
     },
 
@@ -471,6 +474,18 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
     },
   };
   return middleware as unknown as CompactionMiddleware;
+}
+
+/**
+ * A result (or `finish` stream part) of a step that compacted, with the compaction in
+ * `providerMetadata.compaction`, so a host can show it (e.g. as message metadata in `useChat`).
+ */
+function withCompactionMetadata<T extends object>(result: T, step: Step): T {
+  const record = step.view.compaction;
+  if (record === undefined) return result;
+  const { reason, messagesCovered, tokensBefore, tokensAfter, summary } = record;
+  const providerMetadata = ((result as { providerMetadata?: unknown }).providerMetadata ?? {}) as Record<string, unknown>;
+  return { ...result, providerMetadata: { ...providerMetadata, compaction: { reason, messagesCovered, tokensBefore, tokensAfter, summary } } };
 }
 
 /** The view of a step sent with `checkpoint` in place of what it covers, measured by estimate. */

@@ -6,6 +6,7 @@ import type { CallOptions, Message, SystemMessage } from './prompt/types';
 import { estimateMessages, estimatePrompt } from './sizing/estimate';
 import type { Keeper } from './store/keeper';
 import type { CountRecord, StoredCheckpoint, Thread } from './store/records';
+import type { CompactionRecord } from './compaction';
 
 /** One step as the middleware sees it: the caller's conversation, its checkpoint, what goes out, its size. */
 export interface StepView {
@@ -29,6 +30,8 @@ export interface StepView {
   size: { counted: number; estimated: number };
   /** False while a provider item's size is unknown, until the provider has counted a prompt holding it. */
   sizeKnown: boolean;
+  /** The compaction this step made, reported in its result's `providerMetadata.compaction`. */
+  compaction?: CompactionRecord;
 }
 
 export function totalSize(view: StepView): number {

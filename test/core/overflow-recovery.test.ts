@@ -289,3 +289,37 @@ describe('overflow recovery', () => {
     });
   });
 });
+
+describe('providerMetadata.compaction', () => {
+  const summaryOr = (text: string) => async (params: CallOptions) => (isSummaryPrompt(params.prompt) ? textResult(SUMMARY, 10, 10) : textResult(text, 10, 10));
+
+  it("should report the step's compaction in the result of doGenerate, and nothing on other steps", async () => {
+    const model = new MockLanguageModel({ doGenerate: summaryOr('ok') });
+    const middleware = compaction({ contextWindow: 200_000 });
+    const wrapped = wrap(model, middleware);
+    middleware.compactNext();
+    const compacted = (await wrapped.doGenerate({ prompt: long() })) as { providerMetadata?: Record<string, unknown> };
+    expect(compacted.providerMetadata?.compaction).toEqual({ reason: 'manual', messagesCovered: 2, tokensBefore: 12_001, tokensAfter: middleware.last()!.tokensAfter, summary: SUMMARY });
+    const plain = (await wrapped.doGenerate({ prompt: [...long(), assistant('ok'), user('more')] })) as { providerMetadata?: Record<string, unknown> };
+    expect(plain.providerMetadata?.compaction).toBeUndefined();
+  });
+
+  it("should report it on the stream's finish part", async () => {
+    const model = new MockLanguageModel({
+      doGenerate: summaryOr('ok'),
+      doStream: async () => ({
+        stream: convertArrayToReadableStream<unknown>([
+          { type: 'stream-start', warnings: [] },
+          { type: 'text-start', id: '1' },
+          { type: 'text-delta', id: '1', delta: 'x' },
+          { type: 'text-end', id: '1' },
+          { type: 'finish', finishReason: finish('stop'), usage: usage(10, 1), providerMetadata: { openai: { responseId: 'r1' } } },
+        ]),
+      }),
+    });
+    const middleware = compaction({ contextWindow: 200_000 });
+    middleware.compactNext();
+    const parts = await convertReadableStreamToArray((await wrap(model, middleware).doStream({ prompt: long() })).stream);
+    expect(parts.at(-1)).toMatchObject({ type: 'finish', providerMetadata: { openai: { responseId: 'r1' }, compaction: { reason: 'manual', messagesCovered: 2 } } });
+  });
+});

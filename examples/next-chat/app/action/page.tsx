@@ -1,0 +1,5 @@
+import { ActionChat } from './action-chat';
+
+export default function ActionPage() {
+  return <ActionChat />;
+}

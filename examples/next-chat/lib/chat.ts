@@ -1,0 +1,24 @@
+import { convertToModelMessages, streamText } from 'ai';
+import { compactionOf, model, SYSTEM } from './model';
+import type { ChatMessage } from './types';
+
+/** The chat route handler, shared by the Node.js route (`/api/chat`) and the Edge route (`/api/chat-edge`). */
+export async function handleChat(request: Request): Promise<Response> {
+  const { messages }: { messages: ChatMessage[] } = await request.json();
+  const result = streamText({
+    model,
+    system: SYSTEM,
+    messages: await convertToModelMessages(messages),
+  });
+  return result.toUIMessageStreamResponse<ChatMessage>({
+    originalMessages: messages,
+    // The step that compacted carries the compaction in its provider metadata: pass it on as
+    // message metadata, which the page shows as a notice above the reply.
+    messageMetadata: ({ part }) => {
+      const compaction = part.type === 'finish-step' ? compactionOf(part.providerMetadata) : undefined;
+      return compaction === undefined ? undefined : { compaction };
+    },
+    // A demo shows the real error; a production app may prefer a generic message.
+    onError: (error) => (error instanceof Error ? error.message : String(error)),
+  });
+}

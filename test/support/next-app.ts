@@ -1,0 +1,173 @@
+// Builds and starts the Next.js example (examples/next-chat) for the end-to-end tests.
+//
+// The app consumes this package through `file:../..`, i.e. the root's built `dist/`. `next build`
+// takes about a minute, so it runs only when the sources changed: a digest of the app's sources,
+// its lockfile and the root's `dist/` is written into `.next/` after a build and compared before
+// the next one. Everything that is missing fails at once with the command that fixes it.
+
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_DIR = fileURLToPath(new URL('../../', import.meta.url));
+export const NEXT_APP_DIR = join(REPO_DIR, 'examples/next-chat');
+const NEXT_BIN = join(NEXT_APP_DIR, 'node_modules/next/dist/bin/next');
+const DIGEST_FILE = join(NEXT_APP_DIR, '.next/ai-compaction-sources.sha256');
+/** What the build depends on, besides node_modules (covered by the lockfile). */
+const APP_SOURCES = ['app', 'lib', 'next.config.ts', 'tsconfig.json', 'package.json', 'package-lock.json'];
+
+function files(path: string): string[] {
+  if (!existsSync(path)) return [];
+  if (!statSync(path).isDirectory()) return [path];
+  return readdirSync(path, { withFileTypes: true })
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .flatMap((entry) => files(join(path, entry.name)));
+}
+
+/** Throws, with the command to run, when the example or the package it consumes is not there. */
+export function assertNextAppPrerequisites(): void {
+  if (!existsSync(NEXT_BIN)) {
+    throw new Error('examples/next-chat is not installed: run `npm ci --prefix examples/next-chat` (after `npm ci` at the root).');
+  }
+  const dist = join(REPO_DIR, 'dist/index.js');
+  if (!existsSync(dist)) {
+    throw new Error('dist/ is missing: the example consumes the built package; run `npm run build` at the root first.');
+  }
+  const built = statSync(dist).mtimeMs;
+  const newer = files(join(REPO_DIR, 'src')).find((file) => statSync(file).mtimeMs > built);
+  if (newer !== undefined) {
+    throw new Error(`dist/ is older than ${relative(REPO_DIR, newer)}: the example would test a stale build; run \`npm run build\` at the root.`);
+  }
+}
+
+function sourcesDigest(): string {
+  const hash = createHash('sha256');
+  const inputs = [
+    ...APP_SOURCES.flatMap((source) => files(join(NEXT_APP_DIR, source))),
+    ...files(join(REPO_DIR, 'dist')).filter((file) => /\.(?:c?js|d\.c?ts)$/.test(file)),
+  ];
+  for (const file of inputs) {
+    hash.update(relative(REPO_DIR, file)).update('\0').update(readFileSync(file)).update('\0');
+  }
+  return hash.digest('hex');
+}
+
+function run(args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [NEXT_BIN, ...args], { cwd: NEXT_APP_DIR, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`next ${args.join(' ')} took more than ${timeoutMs / 1000} s:\n${output.slice(-4000)}`));
+    }, timeoutMs);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) resolve();
+      else reject(new Error(`next ${args.join(' ')} failed (${signal ?? `exit ${code}`}):\n${output.slice(-4000)}`));
+    });
+  });
+}
+
+const baseEnv = (): NodeJS.ProcessEnv => ({ ...process.env, NEXT_TELEMETRY_DISABLED: '1', NODE_ENV: 'production' });
+
+/**
+ * `next build`, unless `.next/` already holds a build of the same sources and the same `dist/`.
+ * Returns whether it built and how long it took.
+ */
+export async function buildNextApp(timeoutMs = 300_000): Promise<{ built: boolean; ms: number }> {
+  assertNextAppPrerequisites();
+  const started = Date.now();
+  const previous = existsSync(DIGEST_FILE) ? readFileSync(DIGEST_FILE, 'utf8').trim() : undefined;
+  if (previous === sourcesDigest() && existsSync(join(NEXT_APP_DIR, '.next/BUILD_ID'))) return { built: false, ms: Date.now() - started };
+  await run(['build'], baseEnv(), timeoutMs);
+  // after the build: `next build` may rewrite tsconfig.json
+  writeFileSync(DIGEST_FILE, `${sourcesDigest()}\n`);
+  return { built: true, ms: Date.now() - started };
+}
+
+export interface NextApp {
+  url: string;
+  /** Everything the server printed so far. */
+  output(): string;
+  close(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** `next start` on a free port of 127.0.0.1, resolved once it answers `GET /`. */
+export async function startNextApp(env: Record<string, string>, timeoutMs = 30_000): Promise<NextApp> {
+  if (!existsSync(join(NEXT_APP_DIR, '.next/BUILD_ID'))) throw new Error('examples/next-chat is not built: call buildNextApp() first.');
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  // its own process group, so close() ends the server and anything it started, and nothing else
+  const child: ChildProcess = spawn(process.execPath, [NEXT_BIN, 'start', '-p', String(port), '-H', '127.0.0.1'], {
+    cwd: NEXT_APP_DIR,
+    env: { ...baseEnv(), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  let exited: string | undefined;
+  const gone = new Promise<void>((resolve) =>
+    child.on('exit', (code, signal) => {
+      exited = signal ?? `exit ${code}`;
+      resolve();
+    }),
+  );
+
+  const close = async () => {
+    if (exited !== undefined || child.pid === undefined) return;
+    try {
+      process.kill(-child.pid, 'SIGTERM');
+    } catch {
+      return;
+    }
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    }, 5_000);
+    await gone;
+    clearTimeout(timer);
+  };
+
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (exited !== undefined) throw new Error(`next start ended (${exited}) before answering:\n${output.slice(-4000)}`);
+    try {
+      const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+      if (response.ok) break;
+    } catch {
+      /* not listening yet */
+    }
+    if (Date.now() > deadline) {
+      await close();
+      throw new Error(`next start did not answer GET / within ${timeoutMs / 1000} s:\n${output.slice(-4000)}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return { url, output: () => output, close };
+}
