@@ -3,14 +3,14 @@ import { recordBudget, selectRecord } from './checkpoint/record';
 import { PROVIDER_OPTIONS_KEY, isAbort, isSummaryRequest, messageOf, summarize } from './checkpoint/summarize';
 import { CompactionError } from './errors';
 import { type CompactionLogger, describe, resolveOptions } from './options';
-import { contextOverflowLimit, isContextOverflowError, overflowFromStreamPart } from './overflow/recognize';
+import { contextOverflowLimit, isContextOverflowError, overflowFromStreamPart, promptTokensFromOverflow } from './overflow/recognize';
 import { trailingUserStart } from './prompt/conversation';
 import type { CallOptions, GenerateResult, Message, Model, Part, ProviderOptions, StreamPart, StreamResult, Usage } from './prompt/types';
 import { ceiling } from './sizing/ceiling';
 import { estimateMessages, estimatePrompt } from './sizing/estimate';
 import { Keeper } from './store/keeper';
 import { memoryStore } from './store/memory';
-import type { Hold, StoredCheckpoint } from './store/records';
+import { type Hold, type StoredCheckpoint, readableBy } from './store/records';
 import type { CompactionStore } from './store/types';
 import { type CompactionState, buildState, parseState } from './state';
 import { nativeProviderFor } from './native/providers';
@@ -107,6 +107,12 @@ interface Job {
   digest: string;
 }
 
+/** What a compaction made: the checkpoint, and its record when it was made now (not found in the store). */
+interface Made {
+  checkpoint: StoredCheckpoint;
+  record?: CompactionRecord;
+}
+
 interface Step {
   view: StepView;
   window: number | undefined;
@@ -138,8 +144,8 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
   let ready: Promise<void> | undefined = restored && keeper.restore(restored.threads, restored.checkpoints);
   const steps = new WeakMap<object, Step>();
   const learnedWindows = new Map<string, number>();
-  const flights = new Map<string, Promise<StepView>>();
-  const nativeWarned = new Set<string>();
+  const flights = new Map<string, { made: Promise<Made>; signal: AbortSignal | undefined }>();
+  const warnedOnce = new Set<string>();
   let pendingManual = false;
   let lastRecord: CompactionRecord | undefined;
 
@@ -153,11 +159,19 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
     return learned === undefined ? configured : Math.min(configured, learned);
   }
 
-  function held(view: StepView, limit: number): boolean {
+  /** Whether a compaction that made no progress holds this conversation until it grows by a tenth of the ceiling. */
+  async function held(view: StepView, limit: number): Promise<boolean> {
     const hold = view.thread?.hold;
-    if (hold === null || hold === undefined || hold.checkpoint !== (view.checkpoint?.digest ?? null)) return false;
-    if (hold.length > view.conversation.length) return false;
-    return totalSize(view) < hold.size + limit / 10;
+    if (hold === null || hold === undefined || view.digests === undefined) return false;
+    if (hold.checkpoint !== (view.checkpoint?.digest ?? null) || hold.length > view.conversation.length) return false;
+    if (totalSize(view) >= hold.size + limit / 10) return false;
+    return (await view.digests.of(hold.length)) === hold.digest;
+  }
+
+  function warnOnce(key: string, message: string): void {
+    if (warnedOnce.has(key)) return;
+    warnedOnce.add(key);
+    warn(message);
   }
 
   async function placeHold(view: StepView, size: number, limit: number, why: string): Promise<void> {
@@ -186,22 +200,37 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
     }
     const job: Job = { view, reason, model, window, target, from, end, digest: await view.digests.of(end) };
     const key = `${reason === 'overflow' ? `${target}:` : ''}${job.digest}`;
-    let flight = flights.get(key);
-    if (flight === undefined) {
-      flight = reuseOrRun(job).finally(() => flights.delete(key));
-      flights.set(key, flight);
+    const shared = flights.get(key);
+    if (shared !== undefined) {
+      try {
+        return place(view, await shared.made);
+      } catch (error) {
+        // Only the step that started it was aborted, not this one: compact for this step.
+        if (!isAbort(error, shared.signal) || view.params.abortSignal?.aborted) throw error;
+      }
     }
-    return flight;
+    const made: Promise<Made> = reuseOrRun(job).finally(() => {
+      if (flights.get(key)?.made === made) flights.delete(key);
+    });
+    flights.set(key, { made, signal: view.params.abortSignal });
+    return place(view, await made);
+  }
+
+  /** This step's view with a checkpoint made for it or for a concurrent step of the same conversation. */
+  function place(view: StepView, made: Made): StepView {
+    const next = withCheckpoint(view, made.checkpoint);
+    if (made.record !== undefined) next.compaction = made.record;
+    return next;
   }
 
   /** A concurrent step may have made this very checkpoint a moment ago: use it rather than summarize again. */
-  async function reuseOrRun(job: Job): Promise<StepView> {
-    const { view, digest, end } = job;
+  async function reuseOrRun(job: Job): Promise<Made> {
+    const { view, digest, end, model } = job;
     const existing = digest === view.checkpoint?.digest ? undefined : await keeper.checkpoint(digest, end);
-    return existing === undefined ? run(job) : withCheckpoint(view, existing);
+    return existing === undefined || !readableBy(existing, modelKey(model)) ? run(job) : { checkpoint: existing };
   }
 
-  async function run({ view, reason, model, window, target, from, end, digest }: Job): Promise<StepView> {
+  async function run({ view, reason, model, window, target, from, end, digest }: Job): Promise<Made> {
     const covered = view.conversation.slice(from, end);
     const tokensBefore = totalSize(view);
     // An overflow is recovered by ordinary compaction: the native trigger would carry the very
@@ -237,7 +266,7 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
       createdAt: Date.now(),
       // The newest user messages of the whole conversation after any caller-held provider item, not
       // only of the newly covered part: a later native compaction must not drop the user's request.
-      ...(native === undefined ? {} : { native: { ...native, keep: keptUserMessages(view.conversation, view.boundary + 1, end, settings.keep) } }),
+      ...(native === undefined ? {} : { native: { ...native, model: modelKey(model), keep: keptUserMessages(view.conversation, view.boundaryEnd, end, settings.keep) } }),
     };
     const next = withCheckpoint(view, made);
     const tokensAfter = next.size.estimated;
@@ -261,13 +290,15 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
     logger?.info(
       `ai-compaction: compacted ${end} messages (${reason}): ${tokensBefore} -> ${tokensAfter} estimated tokens`,
     );
-    next.compaction = lastRecord;
     try {
-      settings.onCompaction?.(lastRecord as never);
+      const returned: unknown = settings.onCompaction?.(lastRecord as never);
+      if (typeof (returned as PromiseLike<unknown> | undefined)?.then === 'function') {
+        (returned as PromiseLike<unknown>).then(undefined, (error: unknown) => warn(`ai-compaction: onCompaction failed: ${messageOf(error)}`));
+      }
     } catch (error) {
-      warn(`ai-compaction: onCompaction threw: ${messageOf(error)}`);
+      warn(`ai-compaction: onCompaction failed: ${messageOf(error)}`);
     }
-    return next;
+    return { checkpoint, record: lastRecord };
   }
 
   /**
@@ -298,11 +329,7 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
       const part = provider.extract(result.content);
       if (part !== undefined) return { provider: provider.name, part };
     }
-    const key = modelKey(model);
-    if (!nativeWarned.has(key)) {
-      nativeWarned.add(key);
-      warn(`ai-compaction: native compaction is not available for ${key}; using ordinary compaction`);
-    }
+    warnOnce(`native:${modelKey(model)}`, `ai-compaction: native compaction is not available for ${modelKey(model)}; using ordinary compaction`);
     return undefined;
   }
 
@@ -313,9 +340,13 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
     warn(`ai-compaction: the provider rejected the prompt as too long (${messageOf(error)}); compacting and retrying once`);
     // The rejected prompt is larger than the real window, whatever the window was thought to be:
     // the summary request's room is measured against that too, so it is not rejected in turn.
+    // Where the provider states the rejected prompt's size, the window it states is scaled to this
+    // package's estimate (which can read far less than the provider counts: code, PDFs, CJK text).
     const rejected = totalSize(step.view);
-    const window = Math.min(windowFor(model) ?? rejected, rejected);
-    const target = Math.floor(rejected * 0.85);
+    const stated = promptTokensFromOverflow(error);
+    const scaled = limit !== undefined && stated !== undefined && stated > 0 ? Math.floor((rejected * limit) / stated) : rejected;
+    const window = Math.min(windowFor(model) ?? scaled, scaled, rejected);
+    const target = Math.floor(Math.min(rejected * 0.85, window));
     try {
       const view = await compact(step.view, 'overflow', model, window, target);
       return { view, window, limit: step.limit };
@@ -359,6 +390,8 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
       const next = await recover(step, error, model);
       return streamWithRecovery(next, model, () => model.doStream(paramsFor(next)), true);
     }
+    // Read ahead only where a retry can follow; otherwise pass the stream straight through.
+    if (step === undefined || recovered) return { ...result, stream: observe(result.stream, step) };
     const reader = result.stream.getReader();
     const heldParts: StreamPart[] = [];
     for (;;) {
@@ -368,13 +401,7 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
         heldParts.push(value);
         continue;
       }
-      if (
-        value.type === 'error' &&
-        step !== undefined &&
-        !recovered &&
-        !isAbort(value.error, step.view.params.abortSignal) &&
-        overflowFromStreamPart(value)
-      ) {
+      if (value.type === 'error' && !isAbort(value.error, step.view.params.abortSignal) && overflowFromStreamPart(value)) {
         await reader.cancel().catch(() => undefined);
         const next = await recover(step, value.error, model);
         return streamWithRecovery(next, model, () => model.doStream(paramsFor(next)), true);
@@ -412,14 +439,18 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
       }
       if (isSummaryRequest(params)) return params;
       const { clean, call } = takeCallOptions(params);
-      const view = await resolveView(keeper, clean, call.scope ?? '');
+      const view = await resolveView(keeper, clean, call.scope ?? '', modelKey(model));
       const window = windowFor(model);
       const limit = window === undefined ? undefined : ceiling(window, settings.buffer, clean.maxOutputTokens);
       const manual = call.compact === true || pendingManual;
       pendingManual = false;
       const size = totalSize(view);
       let step: Step = { view, window, limit };
-      const due = settings.auto && view.sizeKnown && limit !== undefined && size >= limit && !held(view, limit);
+      if (limit !== undefined && limit <= 0) {
+        warnOnce(`ceiling:${modelKey(model)}`, `ai-compaction: the ceiling for ${modelKey(model)} is ${limit} tokens (the window less the room kept free); not compacting on its own`);
+      }
+      const due =
+        settings.auto && view.sizeKnown && limit !== undefined && limit > 0 && size >= limit && !(await held(view, limit));
       if (manual || due) {
         try {
           step = { ...step, view: await compact(view, manual ? 'manual' : 'auto', model, window, limit) };

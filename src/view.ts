@@ -1,11 +1,11 @@
 import { checkpointMessage } from './checkpoint/message';
-import { nativeBoundary } from './native/items';
+import { boundaryEnd, nativeBoundary } from './native/items';
 import { splitPrompt } from './prompt/conversation';
 import { PrefixDigests } from './prompt/hash';
 import type { CallOptions, Message, SystemMessage } from './prompt/types';
 import { estimateMessages, estimatePrompt } from './sizing/estimate';
 import type { Keeper } from './store/keeper';
-import type { CountRecord, StoredCheckpoint, Thread } from './store/records';
+import { type CountRecord, type StoredCheckpoint, type Thread, readableBy } from './store/records';
 import type { CompactionRecord } from './compaction';
 
 /** One step as the middleware sees it: the caller's conversation, its checkpoint, what goes out, its size. */
@@ -21,6 +21,8 @@ export interface StepView {
   thread: Thread | undefined;
   /** The last message of the conversation holding a provider's compaction item, or -1. */
   boundary: number;
+  /** Where the conversation after that item (and the tool results of its message) begins; 0 without one. */
+  boundaryEnd: number;
   checkpoint: StoredCheckpoint | undefined;
   /** The messages that stand in for everything before `from`: a checkpoint, a provider item. */
   standIn: Message[];
@@ -43,8 +45,8 @@ export function outgoingPrompt(view: StepView): Message[] {
 }
 
 /** Where the conversation not yet covered by a checkpoint or a provider item begins. */
-export function coveredUpTo(view: Pick<StepView, 'checkpoint' | 'boundary'>): number {
-  return view.checkpoint === undefined ? view.boundary + 1 : view.checkpoint.length;
+export function coveredUpTo(view: Pick<StepView, 'checkpoint' | 'boundaryEnd'>): number {
+  return view.checkpoint === undefined ? view.boundaryEnd : view.checkpoint.length;
 }
 
 /** The stand-in messages for a checkpoint (or a provider item in the conversation), and what goes out. */
@@ -53,7 +55,8 @@ export function arrange(
   checkpoint: StoredCheckpoint | undefined,
   boundary: number,
 ): { standIn: Message[]; sent: Message[] } {
-  const lead = boundary >= 0 ? [conversation[boundary]!] : [];
+  const leadEnd = boundaryEnd(conversation, boundary);
+  const lead = boundary >= 0 ? conversation.slice(boundary, leadEnd) : [];
   let standIn: Message[];
   if (checkpoint === undefined) standIn = lead;
   else if (checkpoint.native !== undefined) {
@@ -62,17 +65,17 @@ export function arrange(
       ...checkpoint.native.keep.map((index) => conversation[index]!),
     ];
   } else standIn = [...lead, checkpointMessage(checkpoint.summary, checkpoint.record)];
-  const from = checkpoint === undefined ? boundary + 1 : checkpoint.length;
+  const from = checkpoint === undefined ? leadEnd : checkpoint.length;
   return { standIn, sent: from === 0 ? conversation : [...standIn, ...conversation.slice(from)] };
 }
 
 /** Finds the step's checkpoint and the provider count its prompt extends, and measures it. */
-export async function resolveView(keeper: Keeper, params: CallOptions, scope: string): Promise<StepView> {
+export async function resolveView(keeper: Keeper, params: CallOptions, scope: string, modelKey: string): Promise<StepView> {
   const { system, conversation } = splitPrompt(params.prompt);
   const boundary = nativeBoundary(conversation);
   const base = {
-    params, scope, system, conversation, boundary, digests: undefined, threadDigest: undefined, thread: undefined,
-    checkpoint: undefined,
+    params, scope, system, conversation, boundary, boundaryEnd: boundaryEnd(conversation, boundary),
+    digests: undefined, threadDigest: undefined, thread: undefined, checkpoint: undefined,
   };
   if (conversation.length === 0) {
     return { ...base, standIn: [], sent: conversation, size: { counted: 0, estimated: estimatePrompt(params.prompt, params.tools) }, sizeKnown: true };
@@ -80,7 +83,7 @@ export async function resolveView(keeper: Keeper, params: CallOptions, scope: st
   const digests = new PrefixDigests(scope, conversation);
   const threadDigest = await digests.of(1);
   const thread = await keeper.thread(threadDigest);
-  const checkpoint = await findCheckpoint(keeper, thread, digests, boundary);
+  const checkpoint = await findCheckpoint(keeper, thread, digests, base.boundaryEnd, modelKey);
   const view: StepView = {
     ...base, digests, threadDigest, thread, checkpoint,
     ...arrange(conversation, checkpoint, boundary),
@@ -97,15 +100,16 @@ async function findCheckpoint(
   keeper: Keeper,
   thread: Thread,
   digests: PrefixDigests,
-  boundary: number,
+  floor: number,
+  modelKey: string,
 ): Promise<StoredCheckpoint | undefined> {
   const candidates = thread.checkpoints
-    .filter((ref) => ref.length <= digests.length && ref.length > boundary)
+    .filter((ref) => ref.length <= digests.length && ref.length >= Math.max(1, floor))
     .sort((a, b) => b.length - a.length);
   for (const ref of candidates) {
     if ((await digests.of(ref.length)) !== ref.digest) continue;
     const checkpoint = await keeper.checkpoint(ref.digest, ref.length);
-    if (checkpoint !== undefined) return checkpoint;
+    if (checkpoint !== undefined && readableBy(checkpoint, modelKey)) return checkpoint;
   }
   return undefined;
 }

@@ -61,6 +61,7 @@ interface Attempt {
 export async function summarize(input: SummarizeInput): Promise<string> {
   const appended = marked(input.previous.length === 0 ? SUMMARY_PROMPT : UPDATE_PROMPT);
   let attempt = firstAttempt(input, appended);
+  let rejectedSize: number | undefined;
   for (let retry = 0; ; retry++) {
     try {
       return await requestSummary(input, attempt);
@@ -71,7 +72,9 @@ export async function summarize(input: SummarizeInput): Promise<string> {
         throw new CompactionError({ reason: 'too-large', message: 'the summary request was rejected as too long after 4 shorter tries', cause: error });
       }
       input.warn(`ai-compaction: the summary request was rejected as too long; retrying as a transcript at ${Math.round(share * 100)} % of its size`);
-      attempt = transcriptAttempt(input, appended, Math.floor(attempt.estimate * share), error);
+      // Every share is of the size first rejected, not of the previous try.
+      rejectedSize ??= attempt.estimate;
+      attempt = transcriptAttempt(input, appended, Math.floor(rejectedSize * share), error);
     }
   }
 }
@@ -140,12 +143,15 @@ async function requestSummary(input: SummarizeInput, attempt: Attempt): Promise<
 }
 
 async function call(input: SummarizeInput, attempt: Attempt, prompt: Message[]): Promise<GenerateResult> {
-  const { tools: _tools, toolChoice, ...rest } = input.params;
+  // The step's own request, but with nothing that would keep the reply from being the summary:
+  // no forced tool call, no response format, no stop sequences.
+  const { tools: _tools, toolChoice, responseFormat: _format, stopSequences: _stops, ...rest } = input.params;
+  const forced = (toolChoice as { type?: string } | undefined)?.type === 'required' || (toolChoice as { type?: string } | undefined)?.type === 'tool';
   const request: CallOptions = {
     ...rest,
     prompt,
     maxOutputTokens: attempt.maxOutputTokens,
-    ...(attempt.tools === undefined ? {} : { tools: attempt.tools, toolChoice }),
+    ...(attempt.tools === undefined ? {} : { tools: attempt.tools, toolChoice: forced ? { type: 'none' } : toolChoice }),
   };
   try {
     return await input.model.doGenerate(request);

@@ -19,3 +19,14 @@ export function nativeBoundary(conversation: readonly Message[]): number {
   }
   return -1;
 }
+
+/**
+ * Where what a provider item leads begins after it: past the item's message and the tool results
+ * answering tool calls of that message, so a call is never separated from its result.
+ */
+export function boundaryEnd(conversation: readonly Message[], boundary: number): number {
+  if (boundary < 0) return 0;
+  let end = boundary + 1;
+  while (end < conversation.length && conversation[end]!.role === 'tool') end++;
+  return end;
+}

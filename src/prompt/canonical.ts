@@ -1,3 +1,5 @@
+import { isProviderCompactionPart } from '../native/items';
+import type { Part } from './types';
 
 /**
  * The canonical form of prompt content, so that the same conversation always hashes the same:
@@ -60,7 +62,9 @@ export function writeCanonical(value: unknown, sink: CanonicalSink): void {
   let first = true;
   for (const key of keys) {
     const item = record[key];
-    if (item === undefined || key === 'providerOptions' || typeof item === 'function') continue;
+    if (item === undefined || typeof item === 'function') continue;
+    // A provider compaction item is all in its provider options (OpenAI's id and encrypted content).
+    if (key === 'providerOptions' && !isProviderCompactionPart(record as Part)) continue;
     if (!first) sink.text(',');
     sink.string(key);
     sink.text(':');

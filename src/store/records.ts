@@ -28,6 +28,8 @@ export const checkpointSchema = z
     native: z
       .object({
         provider: z.enum(['openai', 'anthropic']),
+        /** `provider:modelId` of the model that made it: only that model reads it. */
+        model: z.string(),
         part: z.object({ type: z.string() }).passthrough(),
         keep: z.array(z.number().int().nonnegative()).max(10_000),
       })
@@ -37,6 +39,11 @@ export const checkpointSchema = z
   .strict();
 
 export type StoredCheckpoint = z.infer<typeof checkpointSchema>;
+
+/** A provider's compaction item is read by the model that made it only; a summary by any model. */
+export function readableBy(checkpoint: StoredCheckpoint, modelKey: string): boolean {
+  return checkpoint.native === undefined || checkpoint.native.model === modelKey;
+}
 
 const checkpointRef = z.object({ length: z.number().int().positive(), digest }).strict();
 
@@ -72,7 +79,7 @@ export const threadSchema = z
 export type Thread = z.infer<typeof threadSchema>;
 
 /** How many checkpoints and counts a thread keeps, newest first. */
-export const THREAD_LIMIT = 8;
+export const THREAD_LIMIT = 32;
 
 export function emptyThread(): Thread {
   return { v: FORMAT_VERSION, checkpoints: [], counts: [], hold: null };

@@ -239,3 +239,14 @@ describe('hash', () => {
     });
   });
 });
+
+describe('canonical form of provider compaction items', () => {
+  const item = (encryptedContent: string) => ({
+    role: 'assistant' as const,
+    content: [{ type: 'custom', kind: 'openai.compaction', providerOptions: { openai: { itemId: 'cmp_1', encryptedContent } } }],
+  });
+
+  it('should keep the provider options of a compaction item, which are all its content', () => {
+    expect(canonical(item('AAAA'))).not.toBe(canonical(item('BBBB')));
+  });
+});

@@ -92,6 +92,33 @@ describe('compaction', () => {
       expect(request.maxOutputTokens).toBeGreaterThan(500);
     });
 
+    it('should not let a forced tool call, a response format or stop sequences keep the reply from being the summary', async () => {
+      const calls: Array<Record<string, unknown>> = [];
+      const { model } = scriptedModel();
+      const spy = {
+        specificationVersion: 'v3',
+        transformParams: async ({ params }: { params: Record<string, unknown> }) => {
+          calls.push(params);
+          return params;
+        },
+      };
+      const middleware = compaction();
+      middleware.compactNext();
+      const tools = [{ type: 'function', name: 'run', inputSchema: { type: 'object' } }];
+      await wrap(model, [middleware, spy]).doGenerate({
+        prompt: [...chat(2, 10), user('go')],
+        tools,
+        toolChoice: { type: 'required' },
+        responseFormat: { type: 'json' },
+        stopSequences: ['##'],
+      } as never);
+      const [summary, step] = calls;
+      expect(summary).toMatchObject({ tools, toolChoice: { type: 'none' } });
+      expect(summary!.responseFormat).toBeUndefined();
+      expect(summary!.stopSequences).toBeUndefined();
+      expect(step).toMatchObject({ toolChoice: { type: 'required' }, responseFormat: { type: 'json' }, stopSequences: ['##'] });
+    });
+
     it('should give the summary 32,000 output tokens by default and summaryOutputTokens when set', async () => {
       for (const [options, expected] of [[{}, 32_000], [{ summaryOutputTokens: 4_000 }, 4_000]] as const) {
         const { model, summaryCalls } = scriptedModel();
