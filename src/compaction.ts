@@ -14,7 +14,7 @@ import { type Hold, type StoredCheckpoint, readableBy } from './store/records';
 import type { CompactionStore } from './store/types';
 import { type CompactionState, buildState, parseState } from './state';
 import { nativeProviderFor } from './native/providers';
-import { type StepView, arrange, coveredUpTo, outgoingPrompt, resolveView, totalSize } from './view';
+import { type StepView, arrange, coveredUpTo, frameDigest, outgoingPrompt, resolveView, supersededCounts, totalSize } from './view';
 
 /** Why a compaction ran. */
 export type CompactionReason = 'auto' | 'overflow' | 'manual';
@@ -362,13 +362,15 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
     if (typeof input !== 'number' || view.digests === undefined || view.threadDigest === undefined) return;
     const output = usage?.outputTokens?.total;
     const length = view.conversation.length;
-    await keeper.saveCount(view.threadDigest, {
+    const count = {
       length,
       digest: await view.digests.of(length),
       checkpoint: view.checkpoint?.digest ?? null,
+      frame: await frameDigest(view),
       input,
       output: typeof output === 'number' ? output : 0,
-    });
+    };
+    await keeper.saveCount(view.threadDigest, count, await supersededCounts(view));
   }
 
   function paramsFor(step: Step): CallOptions {

@@ -1,7 +1,8 @@
 import { checkpointMessage } from './checkpoint/message';
 import { boundaryEnd, nativeBoundary } from './native/items';
 import { splitPrompt } from './prompt/conversation';
-import { PrefixDigests } from './prompt/hash';
+import { canonical } from './prompt/canonical';
+import { PrefixDigests, sha256Hex } from './prompt/hash';
 import type { CallOptions, Message, SystemMessage } from './prompt/types';
 import { estimateMessages, estimatePrompt } from './sizing/estimate';
 import type { Keeper } from './store/keeper';
@@ -135,8 +136,36 @@ async function findCount(view: StepView, thread: Thread, digests: PrefixDigests)
   const candidates = thread.counts
     .filter((count) => count.checkpoint === checkpoint && count.length <= digests.length && count.length >= floor)
     .sort((a, b) => b.length - a.length);
+  if (candidates.length === 0) return undefined;
+  const frame = await frameDigest(view);
   for (const count of candidates) {
-    if ((await digests.of(count.length)) === count.digest) return count;
+    if (count.frame === frame && (await digests.of(count.length)) === count.digest) return count;
   }
   return undefined;
+}
+
+const frames = new WeakMap<CallOptions, Promise<string>>();
+
+/**
+ * Digest of what a prompt holds besides the conversation (system messages, tool definitions): a
+ * provider count stands for the whole prompt, so it is used only where these are the same.
+ */
+export function frameDigest(view: Pick<StepView, 'params' | 'system'>): Promise<string> {
+  let digest = frames.get(view.params);
+  if (digest === undefined) {
+    digest = sha256Hex(new TextEncoder().encode(canonical([view.system, view.params.tools ?? null])));
+    frames.set(view.params, digest);
+  }
+  return digest;
+}
+
+/** Counts of this conversation's shorter prompts: superseded once a longer one is counted. */
+export async function supersededCounts(view: StepView): Promise<Set<string>> {
+  const superseded = new Set<string>();
+  const { thread, digests } = view;
+  if (thread === undefined || digests === undefined) return superseded;
+  for (const count of thread.counts) {
+    if (count.length < digests.length && (await digests.of(count.length)) === count.digest) superseded.add(count.digest);
+  }
+  return superseded;
 }

@@ -29,24 +29,48 @@ export function renderTranscript(parts: readonly Message[][], levels: readonly n
 /**
  * Shortens a transcript of `messages` until it takes at most `budget` tokens (4 characters a
  * token): oldest exchange first, each exchange taken one level before any exchange goes further.
- * The newest exchange is never omitted. `undefined` when even that cannot fit.
+ * The newest exchange is never omitted. `undefined` when even that cannot fit. Each exchange is
+ * serialized once per level; a try only adds up lengths.
  */
 export function shortenTranscript(messages: readonly Message[], budget: number): string | undefined {
   const parts = exchanges(messages);
   const levels = parts.map(() => 0);
-  const fits = () => {
-    const text = renderTranscript(parts, levels);
-    return Math.round(text.length / CHARS_PER_TOKEN) <= budget ? text : undefined;
+  const texts = parts.map(() => new Map<number, string>());
+  const textAt = (index: number, level: number): string => {
+    let text = texts[index]!.get(level);
+    if (text === undefined) {
+      text = level >= OMITTED ? '' : serialize(parts[index]!, LEVELS[level]!);
+      texts[index]!.set(level, text);
+    }
+    return text;
   };
-  let text = fits();
-  for (let level = 1; text === undefined && level <= OMITTED; level++) {
-    for (let index = 0; index < parts.length && text === undefined; index++) {
+  const lengthNow = (): number => {
+    let length = 0;
+    let pieces = 0;
+    let omitted = 0;
+    levels.forEach((level, index) => {
+      if (level >= OMITTED) return void omitted++;
+      const text = textAt(index, level);
+      if (text === '') return;
+      length += text.length;
+      pieces++;
+    });
+    if (omitted > 0) {
+      length += `[${omitted} older exchange${omitted === 1 ? '' : 's'} omitted]`.length;
+      pieces++;
+    }
+    return length + Math.max(0, pieces - 1) * 2;
+  };
+  const fits = () => Math.round(lengthNow() / CHARS_PER_TOKEN) <= budget;
+  let done = fits();
+  for (let level = 1; !done && level <= OMITTED; level++) {
+    for (let index = 0; index < parts.length && !done; index++) {
       if (level === OMITTED && index === parts.length - 1) break;
       levels[index] = level;
-      text = fits();
+      done = fits();
     }
   }
-  return text;
+  return done ? renderTranscript(parts, levels) : undefined;
 }
 
 /** The one text message a shortened summary request carries in place of the conversation. */

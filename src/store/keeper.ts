@@ -5,7 +5,6 @@ import {
   type Thread,
   type CountRecord,
   type ThreadPatch,
-  THREAD_LIMIT,
   checkpointKey,
   checkpointSchema,
   emptyThread,
@@ -13,6 +12,11 @@ import {
   threadKey,
   threadSchema,
 } from './records';
+
+/** How many threads and checkpoints `state()` holds: the latest this instance wrote or read. */
+const RECENT_LIMIT = 8;
+/** Parsed checkpoints kept in memory, so a step does not re-read and re-parse its checkpoint. */
+const PARSED_LIMIT = 64;
 
 /**
  * Reads and writes the middleware's records in a store. A store that fails or returns garbage
@@ -67,8 +71,9 @@ export class Keeper {
     });
   }
 
-  async saveCount(threadDigest: string, count: CountRecord): Promise<boolean> {
-    return this.updateThread(threadDigest, { counts: [count] });
+  /** Adds a count to its thread; counts of shorter prompts of the same conversation (`superseded`) go. */
+  async saveCount(threadDigest: string, count: CountRecord, superseded: ReadonlySet<string>): Promise<boolean> {
+    return this.updateThread(threadDigest, { counts: [count] }, (kept) => !superseded.has(kept.digest));
   }
 
   async saveHold(threadDigest: string, hold: Hold): Promise<boolean> {
@@ -84,21 +89,22 @@ export class Keeper {
     for (const [digest, thread] of Object.entries(threads)) await this.updateThread(digest, thread);
   }
 
-  private async updateThread(digest: string, next: ThreadPatch): Promise<boolean> {
+  private async updateThread(digest: string, next: ThreadPatch, keepCount?: (count: CountRecord) => boolean): Promise<boolean> {
     const merged = mergeThreads(await this.thread(digest), next);
+    if (keepCount !== undefined) merged.counts = merged.counts.filter((count, index) => index === 0 || keepCount(count));
     this.remember(this.recentThreads, digest, merged);
     return this.write(threadKey(digest), JSON.stringify(merged));
   }
 
   private cache(checkpoint: StoredCheckpoint): void {
-    this.remember(this.parsed, checkpoint.digest, checkpoint);
+    this.remember(this.parsed, checkpoint.digest, checkpoint, PARSED_LIMIT);
     this.remember(this.recentCheckpoints, checkpoint.digest, checkpoint);
   }
 
-  private remember<T>(map: Map<string, T>, key: string, value: T): void {
+  private remember<T>(map: Map<string, T>, key: string, value: T, limit = RECENT_LIMIT): void {
     map.delete(key);
     map.set(key, value);
-    while (map.size > THREAD_LIMIT) map.delete(map.keys().next().value as string);
+    while (map.size > limit) map.delete(map.keys().next().value as string);
   }
 
   private async read(key: string): Promise<string | undefined> {

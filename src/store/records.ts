@@ -54,6 +54,8 @@ const countRecord = z
     digest,
     /** The checkpoint that prompt was sent with, or null. */
     checkpoint: digest.nullable(),
+    /** Digest of the system messages and tool definitions it was sent with. */
+    frame: digest,
     input: count,
     output: count,
   })

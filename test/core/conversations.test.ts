@@ -225,3 +225,31 @@ describe('compaction', () => {
 function estimate(prompt: Message[]): number {
   return Math.round(prompt.map(textOf).join('').length / 4);
 }
+
+describe('provider counts', () => {
+  it('should not use a count measured with another system prompt or other tools', async () => {
+    // The first prompt is counted at 100 tokens; the next one, under a 14,000-token system prompt,
+    // is estimated at 18,500 against a ceiling of 17,000 and must compact.
+    const scripted = scriptedModel({ inputTokens: () => 100 });
+    const middleware = compaction({ contextWindow: 20_000 });
+    const wrapped = wrap(scripted.model, middleware);
+    const conversation = [user('hi'), assistant('a'.repeat(4 * 3_000)), user('q')];
+    await wrapped.doGenerate({ prompt: [{ role: 'system', content: 'short' }, ...conversation] });
+    await wrapped.doGenerate({ prompt: [{ role: 'system', content: 's'.repeat(4 * 14_000) }, ...conversation, assistant('b'.repeat(4 * 1_500)), user('next')] });
+    expect(scripted.summaryCalls()).toHaveLength(1);
+  });
+
+  it('should keep one count per conversation, not one per step', async () => {
+    const scripted = scriptedModel();
+    const middleware = compaction({ contextWindow: 200_000 });
+    const wrapped = wrap(scripted.model, middleware);
+    const conversation: Message[] = [user('start')];
+    for (let step = 0; step < 20; step++) {
+      await wrapped.doGenerate({ prompt: conversation });
+      conversation.push(assistant(`answer ${step}`), user(`question ${step}`));
+    }
+    const threads = Object.values(middleware.state().threads) as Array<{ counts: Array<{ length: number }> }>;
+    expect(threads).toHaveLength(1);
+    expect(threads[0]!.counts.map((count) => count.length)).toEqual([39]);
+  });
+});

@@ -40,14 +40,14 @@ const threadC: Thread = {
     { length: 12, digest: B },
     { length: 4, digest: A },
   ],
-  counts: [{ length: 6, digest: D, checkpoint: A, input: 12_345, output: 321 }],
+  counts: [{ length: 6, digest: D, checkpoint: A, frame: E, input: 12_345, output: 321 }],
   hold: null,
 };
 
 const threadE: Thread = {
   v: 1,
   checkpoints: [],
-  counts: [{ length: 2, digest: D, checkpoint: null, input: 1_000, output: 50 }],
+  counts: [{ length: 2, digest: D, checkpoint: null, frame: E, input: 1_000, output: 50 }],
   hold: { length: 3, digest: D, checkpoint: B, size: 150_500 },
 };
 
