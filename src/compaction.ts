@@ -1,9 +1,15 @@
 import type { LanguageModel, LanguageModelMiddleware } from 'ai';
 import { recordBudget, selectRecord } from './checkpoint/record';
-import { PROVIDER_OPTIONS_KEY, isAbort, isSummaryRequest, messageOf, summarize } from './checkpoint/summarize';
-import { CompactionError } from './errors';
+import { PROVIDER_OPTIONS_KEY, isAbort, isSummaryRequest, summarize } from './checkpoint/summarize';
+import { CompactionError, messageOf } from './errors';
 import { type CompactionLogger, describe, resolveOptions } from './options';
-import { contextOverflowLimit, isContextOverflowError, overflowFromStreamPart, promptTokensFromOverflow } from './overflow/recognize';
+import {
+  contextOverflowKind,
+  contextOverflowLimit,
+  isContextOverflowError,
+  overflowFromStreamPart,
+  promptTokensFromOverflow,
+} from './overflow/recognize';
 import { trailingUserStart } from './prompt/conversation';
 import type { CallOptions, GenerateResult, Message, Model, Part, ProviderOptions, StreamPart, StreamResult, Usage } from './prompt/types';
 import { ceiling } from './sizing/ceiling';
@@ -337,7 +343,8 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
   async function recover(step: Step, error: unknown, model: Model): Promise<Step> {
     const limit = contextOverflowLimit(error);
     if (limit !== undefined) learnedWindows.set(modelKey(model), limit);
-    warn(`ai-compaction: the provider rejected the prompt as too long (${messageOf(error)}); compacting and retrying once`);
+    const what = contextOverflowKind(error) === 'request-size' ? 'the request as too large' : 'the prompt as too long';
+    warn(`ai-compaction: the provider rejected ${what} (${messageOf(error)}); compacting and retrying once`);
     // The rejected prompt is larger than the real window, whatever the window was thought to be:
     // the summary request's room is measured against that too, so it is not rejected in turn.
     // Where the provider states the rejected prompt's size, the window it states is scaled to this

@@ -33,3 +33,8 @@ export class CompactionError extends AISDKError {
     return AISDKError.hasMarker(error, marker);
   }
 }
+
+/** The message of anything thrown. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -12,7 +12,6 @@ import type { CompactionRecord } from './compaction';
 /** One step as the middleware sees it: the caller's conversation, its checkpoint, what goes out, its size. */
 export interface StepView {
   params: CallOptions;
-  scope: string;
   system: SystemMessage[];
   /** The caller's conversation (never changed). */
   conversation: Message[];
@@ -75,7 +74,7 @@ export async function resolveView(keeper: Keeper, params: CallOptions, scope: st
   const { system, conversation } = splitPrompt(params.prompt);
   const boundary = nativeBoundary(conversation);
   const base = {
-    params, scope, system, conversation, boundary, boundaryEnd: boundaryEnd(conversation, boundary),
+    params, system, conversation, boundary, boundaryEnd: boundaryEnd(conversation, boundary),
     digests: undefined, threadDigest: undefined, thread: undefined, checkpoint: undefined,
   };
   if (conversation.length === 0) {

@@ -1,6 +1,5 @@
-import { attachmentLine, toolOutputText } from '../prompt/parts';
+import { attachmentLine, stringifyJson, toolOutputText } from '../prompt/parts';
 import type { Message, Part } from '../prompt/types';
-import { stringifyJson } from '../prompt/parts';
 
 /** How much of each kind of content a serialization keeps. */
 export interface SerializeStyle {

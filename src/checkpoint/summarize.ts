@@ -1,4 +1,4 @@
-import { CompactionError } from '../errors';
+import { CompactionError, messageOf } from '../errors';
 import { isContextOverflowError } from '../overflow/recognize';
 import { textMessage } from '../prompt/conversation';
 import type { CallOptions, ContentMessage, GenerateResult, Message, Model, SystemMessage } from '../prompt/types';
@@ -181,8 +181,4 @@ export function isAbort(error: unknown, signal: AbortSignal | undefined): boolea
   if (signal?.aborted) return true;
   const name = (error as { name?: unknown } | null)?.name;
   return name === 'AbortError' || name === 'TimeoutError';
-}
-
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -25,15 +25,6 @@ export function trailingUserStart(conversation: readonly Message[]): number {
   return index;
 }
 
-/** Indexes (from `from` to before `to`) at which a user message starts an exchange. */
-export function userMessageIndexes(conversation: readonly Message[], from: number, to: number): number[] {
-  const indexes: number[] = [];
-  for (let index = from; index < to; index++) {
-    if (conversation[index]!.role === 'user') indexes.push(index);
-  }
-  return indexes;
-}
-
 /**
  * Splits messages into exchanges: a user message and everything up to the next user message. Messages
  * before the first user message form an exchange of their own.
@@ -46,10 +37,6 @@ export function exchanges(messages: readonly Message[]): Message[][] {
     else current.push(message);
   }
   return result;
-}
-
-export function isContentMessage(message: Message): message is ContentMessage {
-  return message.role !== 'system';
 }
 
 export function textMessage(role: 'user', text: string, providerOptions?: ContentMessage['providerOptions']): ContentMessage {

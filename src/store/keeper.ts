@@ -1,3 +1,4 @@
+import { messageOf } from '../errors';
 import type { CompactionStore } from './types';
 import {
   type Hold,
@@ -142,8 +143,4 @@ function parseJson<T>(raw: string, schema: { safeParse(value: unknown): { succes
   }
   const parsed = schema.safeParse(value);
   return parsed.success ? parsed.data : undefined;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -1,11 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
   exchanges,
-  isContentMessage,
   splitPrompt,
   textMessage,
   trailingUserStart,
-  userMessageIndexes,
 } from '../../src/prompt/conversation';
 import type { Message } from '../../src/prompt/types';
 
@@ -68,15 +66,6 @@ describe('conversation', () => {
     });
   });
 
-  describe('userMessageIndexes', () => {
-    it('should list the user messages in a range', () => {
-      const conversation = [user('1'), call('c1'), result('c1'), assistant('2'), user('3'), assistant('4'), user('5')];
-      expect(userMessageIndexes(conversation, 0, conversation.length)).toEqual([0, 4, 6]);
-      expect(userMessageIndexes(conversation, 1, 6)).toEqual([4]);
-      expect(userMessageIndexes(conversation, 1, 4)).toEqual([]);
-    });
-  });
-
   describe('exchanges', () => {
     it('should split at each user message, keeping tool calls with their results', () => {
       const conversation = [user('1'), call('c1'), result('c1'), assistant('2'), user('3'), assistant('4')];
@@ -96,14 +85,6 @@ describe('conversation', () => {
 
     it('should give no exchanges for no messages', () => {
       expect(exchanges([])).toEqual([]);
-    });
-  });
-
-  describe('isContentMessage', () => {
-    it('should tell system messages from content messages', () => {
-      expect(isContentMessage(system('a'))).toBe(false);
-      expect(isContentMessage(user('a'))).toBe(true);
-      expect(isContentMessage(result('c'))).toBe(true);
     });
   });
 
