@@ -1,4 +1,5 @@
-// Compiled by `npm run test:types` against ai@7: a consumer's code must type-check unchanged.
+// Compiled by `npm run test:types` twice, against ai@6 and against ai@7 (tsconfig.ai7.json maps
+// `ai` and `@ai-sdk/openai` to the v7 installs): a consumer's code must type-check unchanged with either.
 import { createOpenAI } from '@ai-sdk/openai';
 import { type LanguageModelMiddleware, defaultSettingsMiddleware, generateText, streamText, wrapLanguageModel } from 'ai';
 import { CompactionError, type CompactionRecord, compaction, isContextOverflowError, isSummaryRequest } from '../../src';
