@@ -119,12 +119,6 @@ interface Made {
   record?: CompactionRecord;
 }
 
-interface Step {
-  view: StepView;
-  window: number | undefined;
-  limit: number | undefined;
-}
-
 const NON_CONTENT_PARTS = new Set(['stream-start', 'response-metadata', 'raw', 'ping', 'custom']);
 
 /**
@@ -148,7 +142,8 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
   const warn = (message: string) => logger?.warn(message);
   const keeper = new Keeper(settings.store ?? memoryStore(), warn);
   let ready: Promise<void> | undefined = restored && keeper.restore(restored.threads, restored.checkpoints);
-  const steps = new WeakMap<object, Step>();
+  /** The view of each step, by the params `transformParams` returned, for `wrapGenerate` / `wrapStream`. */
+  const steps = new WeakMap<object, StepView>();
   const learnedWindows = new Map<string, number>();
   const flights = new Map<string, { made: Promise<Made>; signal: AbortSignal | undefined }>();
   const warnedOnce = new Set<string>();
@@ -340,7 +335,7 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
   }
 
   /** A rejected step: learn the window, compact aimed at 85 % of its size, return what to send once more. */
-  async function recover(step: Step, error: unknown, model: Model): Promise<Step> {
+  async function recover(step: StepView, error: unknown, model: Model): Promise<StepView> {
     const limit = contextOverflowLimit(error);
     if (limit !== undefined) learnedWindows.set(modelKey(model), limit);
     const what = contextOverflowKind(error) === 'request-size' ? 'the request as too large' : 'the prompt as too long';
@@ -349,23 +344,21 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
     // the summary request's room is measured against that too, so it is not rejected in turn.
     // Where the provider states the rejected prompt's size, the window it states is scaled to this
     // package's estimate (which can read far less than the provider counts: code, PDFs, CJK text).
-    const rejected = totalSize(step.view);
+    const rejected = totalSize(step);
     const stated = promptTokensFromOverflow(error);
     const scaled = limit !== undefined && stated !== undefined && stated > 0 ? Math.floor((rejected * limit) / stated) : rejected;
     const window = Math.min(windowFor(model) ?? scaled, scaled, rejected);
     const target = Math.floor(Math.min(rejected * 0.85, window));
     try {
-      const view = await compact(step.view, 'overflow', model, window, target);
-      return { view, window, limit: step.limit };
+      return await compact(step, 'overflow', model, window, target);
     } catch (failure) {
-      if (CompactionError.isInstance(failure) || isAbort(failure, step.view.params.abortSignal)) throw failure;
+      if (CompactionError.isInstance(failure) || isAbort(failure, step.params.abortSignal)) throw failure;
       throw new CompactionError({ reason: 'summarizer-failed', message: messageOf(failure), cause: failure });
     }
   }
 
-  async function recordUsage(step: Step, usage: Usage | undefined): Promise<void> {
+  async function recordUsage(view: StepView, usage: Usage | undefined): Promise<void> {
     const input = usage?.inputTokens?.total;
-    const { view } = step;
     if (typeof input !== 'number' || view.digests === undefined || view.threadDigest === undefined) return;
     const output = usage?.outputTokens?.total;
     const length = view.conversation.length;
@@ -380,13 +373,17 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
     await keeper.saveCount(view.threadDigest, count, await supersededCounts(view));
   }
 
-  function paramsFor(step: Step): CallOptions {
-    return { ...step.view.params, prompt: outgoingPrompt(step.view) };
+  function usageFailed(error: unknown): void {
+    warn(`ai-compaction: recording usage failed: ${messageOf(error)}`);
+  }
+
+  function paramsFor(view: StepView): CallOptions {
+    return { ...view.params, prompt: outgoingPrompt(view) };
   }
 
   /** Reads the stream ahead to its first content part; an overflow error before it is recovered. */
   async function streamWithRecovery(
-    step: Step | undefined,
+    step: StepView | undefined,
     model: Model,
     start: () => PromiseLike<StreamResult>,
     recovered: boolean,
@@ -395,7 +392,7 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
     try {
       result = await start();
     } catch (error) {
-      if (step === undefined || recovered || !isContextOverflowError(error) || isAbort(error, step.view.params.abortSignal)) throw error;
+      if (step === undefined || recovered || !isContextOverflowError(error) || isAbort(error, step.params.abortSignal)) throw error;
       const next = await recover(step, error, model);
       return streamWithRecovery(next, model, () => model.doStream(paramsFor(next)), true);
     }
@@ -410,7 +407,7 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
         heldParts.push(value);
         continue;
       }
-      if (value.type === 'error' && !isAbort(value.error, step.view.params.abortSignal) && overflowFromStreamPart(value)) {
+      if (value.type === 'error' && !isAbort(value.error, step.params.abortSignal) && overflowFromStreamPart(value)) {
         await reader.cancel().catch(() => undefined);
         const next = await recover(step, value.error, model);
         return streamWithRecovery(next, model, () => model.doStream(paramsFor(next)), true);
@@ -421,7 +418,7 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
     return { ...result, stream: observe(replay(heldParts, reader), step) };
   }
 
-  function observe(stream: ReadableStream<StreamPart>, step: Step | undefined): ReadableStream<StreamPart> {
+  function observe(stream: ReadableStream<StreamPart>, step: StepView | undefined): ReadableStream<StreamPart> {
     if (step === undefined) return stream;
     let usage: Usage | undefined;
     return stream.pipeThrough(
@@ -432,7 +429,7 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
           controller.enqueue(withCompactionMetadata(part, step));
         },
         async flush() {
-          await recordUsage(step, usage).catch((error: unknown) => warn(`ai-compaction: recording usage failed: ${messageOf(error)}`));
+          await recordUsage(step, usage).catch(usageFailed);
         },
       }),
     );
@@ -454,7 +451,7 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
       const manual = call.compact === true || pendingManual;
       pendingManual = false;
       const size = totalSize(view);
-      let step: Step = { view, window, limit };
+      let step = view;
       if (limit !== undefined && limit <= 0) {
         warnOnce(`ceiling:${modelKey(model)}`, `ai-compaction: the ceiling for ${modelKey(model)} is ${limit} tokens (the window less the room kept free); not compacting on its own`);
       }
@@ -462,7 +459,7 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
         settings.auto && view.sizeKnown && limit !== undefined && limit > 0 && size >= limit && !(await held(view, limit));
       if (manual || due) {
         try {
-          step = { ...step, view: await compact(view, manual ? 'manual' : 'auto', model, window, limit) };
+          step = await compact(view, manual ? 'manual' : 'auto', model, window, limit);
         } catch (error) {
           if (isAbort(error, clean.abortSignal)) throw error;
           const failure = CompactionError.isInstance(error)
@@ -476,7 +473,7 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
           if (window !== undefined && estimatePrompt(outgoingPrompt(view), clean.tools) > window) throw failure;
         }
       }
-      const out = step.view.sent === view.conversation && clean === params ? params : paramsFor(step);
+      const out = step.sent === view.conversation && clean === params ? params : paramsFor(step);
       steps.set(out, step);
       return out;
     },
@@ -486,13 +483,13 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
       try {
         const result = await doGenerate();
         if (step === undefined) return result;
-        await recordUsage(step, result.usage);
+        await recordUsage(step, result.usage).catch(usageFailed);
         return withCompactionMetadata(result, step);
       } catch (error) {
         if (step === undefined || !isContextOverflowError(error) || isAbort(error, params.abortSignal)) throw error;
         const next = await recover(step, error, model);
         const result = await model.doGenerate(paramsFor(next));
-        await recordUsage(next, result.usage);
+        await recordUsage(next, result.usage).catch(usageFailed);
         return withCompactionMetadata(result, next);
       }
     },
@@ -520,8 +517,8 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
  * A result (or `finish` stream part) of a step that compacted, with the compaction in
  * `providerMetadata.compaction`, so a host can show it (e.g. as message metadata in `useChat`).
  */
-function withCompactionMetadata<T extends object>(result: T, step: Step): T {
-  const record = step.view.compaction;
+function withCompactionMetadata<T extends object>(result: T, view: StepView): T {
+  const record = view.compaction;
   if (record === undefined) return result;
   const { reason, messagesCovered, tokensBefore, tokensAfter, summary } = record;
   const providerMetadata = ((result as { providerMetadata?: unknown }).providerMetadata ?? {}) as Record<string, unknown>;
