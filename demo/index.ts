@@ -8,6 +8,7 @@
  *   npm run demo -- --steps 200                    # a longer session
  *   OPENAI_API_KEY=... npm run demo -- --provider openai [--model gpt-5-mini]
  *   ANTHROPIC_API_KEY=... npm run demo -- --provider anthropic [--model claude-haiku-4-5]
+ *   npm run demo -- --out chart.svg                # where the chart goes (default demo-output/session.svg)
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -32,7 +33,15 @@ const { values } = parseArgs({
   },
 });
 const steps = Number.parseInt(values.steps!, 10);
-if (!Number.isInteger(steps) || steps < 1) throw new Error(`--steps must be a positive whole number, got ${values.steps}`);
+if (!Number.isInteger(steps) || steps < 1) usage(`--steps must be a positive whole number, got ${values.steps}`);
+if (values.provider === 'openai' && !process.env.OPENAI_API_KEY) usage('--provider openai needs OPENAI_API_KEY');
+if (values.provider === 'anthropic' && !process.env.ANTHROPIC_API_KEY) usage('--provider anthropic needs ANTHROPIC_API_KEY');
+if (!['local', 'openai', 'anthropic'].includes(values.provider!)) usage(`--provider must be local, openai or anthropic, got ${values.provider}`);
+
+function usage(problem: string): never {
+  console.error(`${problem}\nUsage: npm run demo -- [--steps N] [--provider local|openai|anthropic] [--model ID] [--out FILE.svg]`);
+  process.exit(2);
+}
 
 const server = values.provider === 'local' ? await startProviderServer({ contextWindow: WINDOW, seed: 7 }) : undefined;
 const model = pickModel(values.provider!, values.model);
@@ -95,7 +104,7 @@ const rows: Array<[string, string]> = [
   ['summary requests', String(summaryRequests)],
   ['overflow rejections', String(rejections)],
   ['errors reaching the caller', failure === undefined ? '0' : '1'],
-  ['max prompt', `${max.toLocaleString('en-US')} tokens (${Math.round((max / WINDOW) * 100)} % of the window)`],
+  ['max prompt', `${max.toLocaleString('en-US')} tokens (${Math.round((max / WINDOW) * 100)} % of the window, ${Math.round((max / limit) * 100)} % of the ceiling)`],
   ['mean prompt', `${mean.toLocaleString('en-US')} tokens (${Math.round((mean / limit) * 100)} % of the ceiling)`],
   ['input tokens billed', billed.toLocaleString('en-US')],
 ];
@@ -123,13 +132,9 @@ function pickModel(provider: string, id: string | undefined): Parameters<typeof 
     case 'local':
       return createOpenAI({ baseURL: server!.openaiBaseURL, apiKey: 'local' }).chat(id ?? 'local-coding-agent');
     case 'openai':
-      if (!process.env.OPENAI_API_KEY) throw new Error('--provider openai needs OPENAI_API_KEY');
       return createOpenAI()(id ?? 'gpt-5-mini');
-    case 'anthropic':
-      if (!process.env.ANTHROPIC_API_KEY) throw new Error('--provider anthropic needs ANTHROPIC_API_KEY');
-      return createAnthropic()(id ?? 'claude-haiku-4-5');
     default:
-      throw new Error(`--provider must be local, openai or anthropic, got ${provider}`);
+      return createAnthropic()(id ?? 'claude-haiku-4-5');
   }
 }
 

@@ -83,6 +83,28 @@ export interface CompactionOptions {
   native?: boolean;
 }
 
+/** What the step that compacted carries in its result's `providerMetadata.compaction`. */
+export interface CompactionMetadata {
+  reason: CompactionReason;
+  messagesCovered: number;
+  tokensBefore: number;
+  tokensAfter: number;
+  summary: string;
+}
+
+/**
+ * The compaction a step made, read from its `providerMetadata` (a `generateText` step, or the
+ * `finish-step` part of `streamText`); `undefined` when that step did not compact.
+ */
+export function compactionOf(providerMetadata: unknown): CompactionMetadata | undefined {
+  const value = (providerMetadata as { compaction?: unknown } | undefined)?.compaction;
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { reason, messagesCovered, tokensBefore, tokensAfter, summary } = value as Record<string, unknown>;
+  if (reason !== 'auto' && reason !== 'overflow' && reason !== 'manual') return undefined;
+  if (typeof messagesCovered !== 'number' || typeof tokensBefore !== 'number' || typeof tokensAfter !== 'number') return undefined;
+  return { reason, messagesCovered, tokensBefore, tokensAfter, summary: typeof summary === 'string' ? summary : '' };
+}
+
 /** Per-call options, under `providerOptions.compaction`. Removed before the provider sees the call. */
 export interface CompactionCallOptions {
   /** Separates tenants: identical messages in two scopes never share a checkpoint. */
@@ -521,8 +543,9 @@ function withCompactionMetadata<T extends object>(result: T, view: StepView): T 
   const record = view.compaction;
   if (record === undefined) return result;
   const { reason, messagesCovered, tokensBefore, tokensAfter, summary } = record;
+  const metadata: CompactionMetadata = { reason, messagesCovered, tokensBefore, tokensAfter, summary };
   const providerMetadata = ((result as { providerMetadata?: unknown }).providerMetadata ?? {}) as Record<string, unknown>;
-  return { ...result, providerMetadata: { ...providerMetadata, compaction: { reason, messagesCovered, tokensBefore, tokensAfter, summary } } };
+  return { ...result, providerMetadata: { ...providerMetadata, compaction: metadata } };
 }
 
 /** The view of a step sent with `checkpoint` in place of what it covers, measured by estimate. */

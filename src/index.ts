@@ -1,7 +1,9 @@
 /** Context compaction for the Vercel AI SDK. */
 export {
   compaction,
+  compactionOf,
   type CompactionCallOptions,
+  type CompactionMetadata,
   type CompactionMiddleware,
   type CompactionOptions,
   type CompactionReason,

@@ -1,6 +1,6 @@
 import { APICallError } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { CompactionError, compaction } from '../../src';
+import { CompactionError, compaction, compactionOf } from '../../src';
 import { checkpointText } from '../../src/checkpoint/message';
 import type { CallOptions, Message } from '../../src/prompt/types';
 import { estimatePrompt } from '../../src/sizing/estimate';
@@ -302,8 +302,11 @@ describe('providerMetadata.compaction', () => {
     middleware.compactNext();
     const compacted = (await wrapped.doGenerate({ prompt: long() })) as { providerMetadata?: Record<string, unknown> };
     expect(compacted.providerMetadata?.compaction).toEqual({ reason: 'manual', messagesCovered: 2, tokensBefore: 12_001, tokensAfter: middleware.last()!.tokensAfter, summary: SUMMARY });
+    expect(compactionOf(compacted.providerMetadata)).toEqual(compacted.providerMetadata?.compaction);
     const plain = (await wrapped.doGenerate({ prompt: [...long(), assistant('ok'), user('more')] })) as { providerMetadata?: Record<string, unknown> };
     expect(plain.providerMetadata?.compaction).toBeUndefined();
+    expect(compactionOf(plain.providerMetadata)).toBeUndefined();
+    expect(compactionOf({ compaction: { reason: 'other', messagesCovered: 1, tokensBefore: 1, tokensAfter: 1 } })).toBeUndefined();
   });
 
   it("should report it on the stream's finish part", async () => {

@@ -1,7 +1,8 @@
 'use server';
 
 import { generateText } from 'ai';
-import { compactionOf, model, SYSTEM } from '@/lib/model';
+import { compactionOf } from 'ai-compaction';
+import { model, SYSTEM } from '@/lib/model';
 import type { ActionMessage, ActionReply } from '@/lib/types';
 
 /** A server action: `generateText` through the same compaction middleware, for a page that keeps the conversation itself. */

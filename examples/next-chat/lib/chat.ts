@@ -1,5 +1,6 @@
 import { convertToModelMessages, streamText } from 'ai';
-import { compactionOf, model, SYSTEM } from './model';
+import { compactionOf } from 'ai-compaction';
+import { model, SYSTEM } from './model';
 import type { ChatMessage } from './types';
 
 /** The chat route handler, shared by the Node.js route (`/api/chat`) and the Edge route (`/api/chat-edge`). */

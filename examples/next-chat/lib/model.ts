@@ -1,7 +1,6 @@
 import { createOpenAI } from '@ai-sdk/openai';
 import { wrapLanguageModel } from 'ai';
 import { compaction } from 'ai-compaction';
-import type { CompactionNotice } from './types';
 
 // Any OpenAI-compatible server: OPENAI_BASE_URL unset means api.openai.com.
 const openai = createOpenAI({
@@ -19,12 +18,3 @@ export const model = wrapLanguageModel({
   model: openai.chat(process.env.OPENAI_MODEL ?? 'gpt-4o-mini'),
   middleware: compaction({ contextWindow: Number(process.env.CONTEXT_WINDOW ?? 8_000) }),
 });
-
-/**
- * The compaction a step made, from its `providerMetadata.compaction` (the middleware puts it on
- * the result of the step that compacted, and on the `finish` part of its stream).
- */
-export function compactionOf(providerMetadata: unknown): CompactionNotice | undefined {
-  const notice = (providerMetadata as { compaction?: CompactionNotice } | undefined)?.compaction;
-  return notice === undefined ? undefined : { ...notice };
-}

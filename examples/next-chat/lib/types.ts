@@ -1,14 +1,8 @@
 import type { UIMessage } from 'ai';
+import type { CompactionMetadata } from 'ai-compaction';
 
 /** What the page shows about a compaction that happened while answering a message. */
-export interface CompactionNotice {
-  reason: 'auto' | 'overflow' | 'manual';
-  /** Messages of the conversation the checkpoint now stands in for. */
-  messagesCovered: number;
-  tokensBefore: number;
-  tokensAfter: number;
-  summary: string;
-}
+export type CompactionNotice = CompactionMetadata;
 
 /** `useChat` messages of this app: an assistant message may carry the compaction its request made. */
 export type ChatMessage = UIMessage<{ compaction?: CompactionNotice }>;
