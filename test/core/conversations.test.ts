@@ -3,6 +3,7 @@ import { compaction } from '../../src';
 import { checkpointText } from '../../src/checkpoint/message';
 import { memoryStore } from '../../src/store/memory';
 import type { Message } from '../../src/prompt/types';
+import { estimatePrompt } from '../../src/sizing/estimate';
 import { SUMMARY, textResult } from '../support/models';
 import { assistant, chat, recordingLogger, scriptedModel, textOf, user, wrap } from '../support/harness';
 
@@ -61,8 +62,10 @@ describe('compaction', () => {
       const summaries = new Map<string, string>();
       const scripted = scriptedModel({
         summary: (prompt) => {
-          const tag = textOf(prompt.find((message) => message.role === 'user')).slice(0, 1);
-          const summary = SUMMARY.replace('Fix the failing users route test', `conversation ${tag}`);
+          // The conversation's own tag: from its own newest words, not from the first user message
+          // (the checkpoint, after the first compaction), so a leaked checkpoint shows as the other tag.
+          const tag = ownTag(prompt);
+          const summary = SUMMARY.replace('Fix the failing users route test', `conversation tagged ${tag}`);
           summaries.set(tag, summary);
           return textResult(summary);
         },
@@ -81,11 +84,23 @@ describe('compaction', () => {
       const steps = scripted.stepCalls();
       expect(steps).toHaveLength(24);
       expect(scripted.summaryCalls().length).toBeGreaterThanOrEqual(4);
+      expect([...summaries.keys()].sort()).toEqual(['a', 'b']);
       for (const [index, call] of steps.entries()) {
         const own = index % 2 === 0 ? 'a' : 'b';
         const other = own === 'a' ? 'b' : 'a';
         const text = call.prompt.map(textOf).join('\n');
-        expect(text).not.toContain(`conversation ${other}`);
+        expect(text).not.toContain(`conversation tagged ${other}`);
+        expect(text).not.toContain(tokens(100, other));
+      }
+      // Each conversation's later steps carry its own tagged checkpoint.
+      for (const [parity, own] of [[0, 'a'], [1, 'b']] as const) {
+        expect(steps.some((call, index) => index % 2 === parity && call.prompt.map(textOf).join('\n').includes(`conversation tagged ${own}`))).toBe(true);
+      }
+      // A summary request never carries the other conversation's checkpoint or messages either.
+      for (const call of scripted.summaryCalls()) {
+        const other = ownTag(call.prompt) === 'a' ? 'b' : 'a';
+        const text = call.prompt.map(textOf).join('\n');
+        expect(text).not.toContain(`conversation tagged ${other}`);
         expect(text).not.toContain(tokens(100, other));
       }
     });
@@ -175,13 +190,18 @@ describe('compaction', () => {
       }
       const steps = scripted.stepCalls();
       expect(steps).toHaveLength(50);
-      // 16,000 window -> ceiling 13,600; each step adds ~3,000 tokens to a 6,000-token system prompt,
-      // so a compaction every two steps at most, and never more than one summary request per step.
+      // 16,000 window -> ceiling 13,600. The conversation is one exchange (a single user message, then
+      // tool calls and results), so each checkpoint summarizes it whole with an empty record: a step
+      // after a compaction is 6,000 (system) + ~174 (checkpoint). Each step adds a tool call and a
+      // 3,000-token result: 6,174 -> 9,176 -> 12,179, and the next (~15,181) reaches the ceiling.
+      // Steps 1-3 (6,004, 9,006, 12,009) need none; steps 4, 7, ..., 49 compact: 16 summary requests.
       const summaries = scripted.summaryCalls().length;
-      expect(summaries).toBeGreaterThanOrEqual(15);
-      expect(summaries).toBeLessThanOrEqual(25);
+      expect(summaries).toBe(16);
       expect(log.info).toHaveLength(summaries);
-      for (const call of steps) expect(estimate(call.prompt)).toBeLessThan(16_000);
+      expect(log.warn).toEqual([]);
+      for (const call of steps) expect(estimatePrompt(call.prompt, call.tools)).toBeLessThan(13_600);
+      // Never more than one summary request between two steps.
+      expect(scripted.calls.map((call) => (call.summary ? 'S' : 's')).join('')).not.toContain('SS');
     });
 
     it('should not repeat a compaction that cannot make progress, and warn once', async () => {
@@ -222,8 +242,18 @@ describe('compaction', () => {
   });
 });
 
-function estimate(prompt: Message[]): number {
-  return Math.round(prompt.map(textOf).join('').length / 4);
+/**
+ * The tag ('a' or 'b') of the conversation a summary request is for, from the newest user message
+ * before the appended request that is not a checkpoint (a message of the conversation itself, or
+ * the transcript of its messages): `a3 uuu...`, `[User]: b5 bbb...`.
+ */
+function ownTag(prompt: Message[]): string {
+  const own = prompt
+    .slice(0, -1)
+    .filter((message) => message.role === 'user' && !textOf(message).startsWith('<conversation-checkpoint>'));
+  const tag = /\b([ab])\d+\b/.exec(textOf(own.at(-1)))?.[1];
+  if (tag === undefined) throw new Error(`no conversation tag in the summary request: ${textOf(own.at(-1)).slice(0, 80)}`);
+  return tag;
 }
 
 describe('provider counts', () => {

@@ -11,10 +11,11 @@ const openaiItem = { type: 'custom', kind: 'openai.compaction', providerOptions:
 const anthropicItem = { type: 'text', text: 'Summary the provider wrote.', providerOptions: { anthropic: { type: 'compaction', signature: 'sig' } } };
 
 /** A mock of a provider with native compaction: a triggered request returns the item. */
-function nativeModel(provider: 'openai.responses' | 'anthropic.messages', counted?: (prompt: Message[]) => number) {
+function nativeModel(provider: 'openai.responses' | 'anthropic.messages', counted?: (prompt: Message[]) => number, modelId = 'mock-model-id') {
   const calls: CallOptions[] = [];
   const model = new MockLanguageModel({
     provider,
+    modelId,
     doGenerate: async (params: CallOptions) => {
       calls.push(params);
       if (isSummaryPrompt(params.prompt)) return textResult(SUMMARY, 100, 100);
@@ -91,34 +92,92 @@ describe('native compaction', () => {
     // The provider reports no usage until the third step: the item's size is unknown until then.
     let step = 0;
     const { model, calls } = nativeModel('openai.responses', () => (++step >= 3 ? 190_000 : (undefined as never)));
+    // Window 200,000: ceiling 170,000.
     const middleware = compaction({ contextWindow: 200_000, native: true });
     const wrapped = wrap(model, middleware);
-    const conversation = [user(tokens(90_000)), assistant(tokens(90_000, 'a')), user('go')];
+    const triggers = () => calls.filter((call) => call.providerOptions?.openai?.compactionTrigger === true).length;
+    const stepCalls = () => calls.filter((call) => call.providerOptions?.openai?.compactionTrigger !== true);
+    const conversation = [user('the task'), assistant(tokens(180_000, 'a')), user('go')];
     await wrapped.doGenerate({ prompt: conversation });
-    expect(calls.filter((call) => call.providerOptions?.openai?.compactionTrigger)).toHaveLength(1);
-    conversation.push(assistant(tokens(100, 'b')), user('more'));
+    expect(triggers()).toBe(1);
+    expect(stepCalls().at(-1)!.prompt.slice(1)).toEqual([user('the task'), user('go')]);
+
+    // A long reply after the item: the estimate of what goes out is over the ceiling, but the
+    // item's own size is unknown, so the step does not compact.
+    conversation.push(assistant(tokens(171_000, 'b')), user('more'));
     await wrapped.doGenerate({ prompt: conversation });
-    conversation.push(assistant(tokens(100, 'c')), user('again'));
+    const sent = stepCalls().at(-1)!.prompt;
+    expect(sent.slice(1)).toEqual([user('the task'), user('go'), assistant(tokens(171_000, 'b')), user('more')]);
+    const characters = sent.reduce((sum, message) => sum + textOf(message).length, 0);
+    expect(Math.round(characters / 4)).toBeGreaterThanOrEqual(170_000);
+    expect(triggers()).toBe(1);
+    conversation.push(assistant('c'), user('again'));
     await wrapped.doGenerate({ prompt: conversation });
-    // Counted at 190,000 on the third step: the fourth compacts again.
-    expect(calls.filter((call) => call.providerOptions?.openai?.compactionTrigger)).toHaveLength(1);
+    expect(triggers()).toBe(1);
+    // Counted at 190,000 on the third step: the fourth compacts again, once.
     conversation.push(assistant('d'), user('last'));
     await wrapped.doGenerate({ prompt: conversation });
-    expect(calls.filter((call) => call.providerOptions?.openai?.compactionTrigger)).toHaveLength(2);
+    expect(triggers()).toBe(2);
   });
 
   it('should fall back to ordinary compaction, with one warning, for a model without native compaction', async () => {
     const log = recordingLogger();
-    const { model, calls } = nativeModel('openai.responses');
-    const other = new MockLanguageModel({ provider: 'mock', doGenerate: async (params: CallOptions) => (isSummaryPrompt(params.prompt) ? textResult(SUMMARY, 10, 10) : textResult('ok', 10, 10)) });
+    const received: CallOptions[] = [];
+    const other = new MockLanguageModel({
+      provider: 'mock',
+      doGenerate: async (params: CallOptions) => {
+        received.push(params);
+        return isSummaryPrompt(params.prompt) ? textResult(SUMMARY, 10, 10) : textResult('ok', 10, 10);
+      },
+    });
     const middleware = compaction({ contextWindow: 200_000, native: true, logger: log.logger });
     for (let index = 0; index < 2; index++) {
       middleware.compactNext();
       await wrap(other, middleware).doGenerate({ prompt: [user(`ask ${index}`), assistant('a'), user('b')] });
       expect(middleware.last()!.summary).toBe(SUMMARY);
+      expect(middleware.last()!.native).toBeUndefined();
     }
     expect(log.warn.filter((line) => line.includes('native compaction is not available for mock:'))).toHaveLength(1);
-    expect(calls).toHaveLength(0);
+    // The model got no provider trigger, only ordinary summary requests (one per compaction) and its steps.
+    expect(received.filter((call) => call.providerOptions?.openai?.compactionTrigger !== undefined)).toHaveLength(0);
+    expect(received.map((call) => isSummaryPrompt(call.prompt))).toEqual([true, false, true, false]);
+    expect(received.every((call) => call.providerOptions === undefined)).toBe(true);
+  });
+
+  it('should let only the model that made a native checkpoint read it', async () => {
+    const a = nativeModel('openai.responses', () => 100, 'a');
+    const b = nativeModel('openai.responses', () => 100, 'b');
+    const middleware = compaction({ contextWindow: 200_000, native: true });
+    const conversation = [user('ask'), assistant('answer'), user('next')];
+    middleware.compactNext();
+    await wrap(a.model, middleware).doGenerate({ prompt: conversation });
+    expect(a.calls.at(-1)!.prompt[0]).toMatchObject({ role: 'assistant', content: [{ type: 'custom', kind: 'openai.compaction' }] });
+
+    // The same conversation and a new turn through model B: it gets the messages, never A's item.
+    const next = [...conversation, assistant('reply'), user('more')];
+    await wrap(a.model, middleware).doGenerate({ prompt: next });
+    expect(a.calls.at(-1)!.prompt[0]).toMatchObject({ role: 'assistant', content: [{ type: 'custom', kind: 'openai.compaction' }] });
+    await wrap(b.model, middleware).doGenerate({ prompt: next });
+    expect(b.calls).toHaveLength(1);
+    expect(b.calls[0]!.prompt).toEqual(next);
+    expect(b.calls[0]!.prompt.some((message) => message.role !== 'system' && message.content.some((part) => part.type === 'custom'))).toBe(false);
+  });
+
+  it('should follow the item with the newest user messages within keep tokens, in order', async () => {
+    const { model, calls } = nativeModel('openai.responses', () => 100);
+    const middleware = compaction({ contextWindow: 200_000, native: true, keep: 10 });
+    // Newest first: 4 tokens, then 6 (10 in all: kept), then 1 (11: over keep, and nothing older is taken).
+    const conversation = [
+      user('zzzz'), assistant('first answer'),
+      user('yyyy'), assistant('second answer'),
+      user(tokens(6, 'w')), assistant('third answer'),
+      user(tokens(4, 'v')), assistant('fourth answer'),
+      user('go'),
+    ];
+    middleware.compactNext();
+    await wrap(model, middleware).doGenerate({ prompt: conversation });
+    const item = { role: 'assistant', content: [{ ...openaiItem, providerOptions: { openai: { itemId: 'cmp_new', encryptedContent: 'enc-new' } } }] };
+    expect(calls.at(-1)!.prompt).toEqual([item, user(tokens(6, 'w')), user(tokens(4, 'v')), user('go')]);
   });
 
   describe('provider items in the caller prompt', () => {

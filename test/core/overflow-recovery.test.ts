@@ -118,19 +118,44 @@ describe('overflow recovery', () => {
       expect(APICallError.isInstance((error as CompactionError).cause)).toBe(true);
     });
 
-    it('should pass an abort through untouched and store nothing', async () => {
+    it('should pass an abort of the step through untouched and store nothing', async () => {
       const controller = new AbortController();
+      const calls: CallOptions[] = [];
       const model = new MockLanguageModel({
-        doGenerate: async () => {
+        doGenerate: async (params: CallOptions) => {
+          calls.push(params);
           controller.abort();
           throw Object.assign(new Error('This operation was aborted'), { name: 'AbortError' });
         },
       });
-      const middleware = compaction({ contextWindow: 10_000 });
+      // No window: the step goes out as it is (no compaction first), and its abort is not taken for an overflow.
+      const middleware = compaction();
       const error = await wrap(model, middleware).doGenerate({ prompt: long(), abortSignal: controller.signal }).catch((caught: unknown) => caught);
       expect((error as Error).name).toBe('AbortError');
+      expect(CompactionError.isInstance(error)).toBe(false);
+      expect(calls).toHaveLength(1);
+      expect(calls.filter((call) => isSummaryPrompt(call.prompt))).toHaveLength(0);
+      expect(calls[0]!.prompt).toEqual(long());
       expect(middleware.last()).toBeUndefined();
       expect(middleware.state().checkpoints).toEqual({});
+    });
+
+    it('should not recover an abort whose error reads like an overflow', async () => {
+      // An aborted step's error is passed on even when its message would match an overflow.
+      const controller = new AbortController();
+      const calls: CallOptions[] = [];
+      const model = new MockLanguageModel({
+        doGenerate: async (params: CallOptions) => {
+          calls.push(params);
+          controller.abort();
+          throw overflowError();
+        },
+      });
+      const middleware = compaction();
+      const error = await wrap(model, middleware).doGenerate({ prompt: long(), abortSignal: controller.signal }).catch((caught: unknown) => caught);
+      expect(APICallError.isInstance(error)).toBe(true);
+      expect(calls).toHaveLength(1);
+      expect(middleware.last()).toBeUndefined();
     });
     it('should end with the abort when the summary request is aborted, and store nothing', async () => {
       const controller = new AbortController();
@@ -250,23 +275,39 @@ describe('overflow recovery', () => {
     });
 
     it('should record the usage of the finish part, and handle a stream without one', async () => {
-      let step = 0;
+      const log = recordingLogger();
+      const prompts: Message[][] = [];
       const model = new MockLanguageModel({
         doGenerate: async () => textResult(SUMMARY, 100, 100),
-        doStream: async () => {
-          step++;
+        doStream: async ({ prompt }: CallOptions) => {
+          prompts.push(structuredClone(prompt));
           const parts: unknown[] = [{ type: 'stream-start', warnings: [] }, { type: 'text-start', id: '1' }, { type: 'text-delta', id: '1', delta: 'x' }, { type: 'text-end', id: '1' }];
-          // The first step reports 150,000 input tokens; the second ends without a finish part.
-          if (step === 1) parts.push({ type: 'finish', finishReason: finish('stop'), usage: usage(150_000, 10) });
+          // The first step reports 150,000 input tokens; the later ones end without a finish part.
+          if (prompts.length === 1) parts.push({ type: 'finish', finishReason: finish('stop'), usage: usage(150_000, 10) });
           return { stream: convertArrayToReadableStream(parts) };
         },
       });
-      const middleware = compaction({ contextWindow: 160_000 });
+      const middleware = compaction({ contextWindow: 160_000, logger: log.logger });
       const wrapped = wrap(model, middleware);
       const first = [user('small question')];
       await convertReadableStreamToArray((await wrapped.doStream({ prompt: first })).stream);
-      await convertReadableStreamToArray((await wrapped.doStream({ prompt: [...first, assistant('x'), user('again')] })).stream);
+      const second = [...first, assistant('x'), user('again')];
+      const parts = await convertReadableStreamToArray((await wrapped.doStream({ prompt: second })).stream);
+      // 150,000 + 10 output + 1 for 'again' (5 characters, 1.25 rounded): over the 136,000 ceiling.
       expect(middleware.last()).toMatchObject({ reason: 'auto', tokensBefore: 150_011 });
+
+      // The stream without a finish part reaches the caller whole, records no count, warns nothing.
+      expect(parts.map((part) => part.type)).toEqual(['stream-start', 'text-start', 'text-delta', 'text-end']);
+      const threads = Object.values(middleware.state().threads) as Array<{ counts: Array<{ length: number; input: number }> }>;
+      expect(threads.flatMap((thread) => thread.counts)).toEqual([expect.objectContaining({ length: 1, input: 150_000 })]);
+      expect(log.warn).toEqual([]);
+
+      // So the next step is measured by the estimate of its whole prompt (the checkpoint and after).
+      middleware.compactNext();
+      await convertReadableStreamToArray((await wrapped.doStream({ prompt: [...second, assistant('y'), user('third')] })).stream);
+      expect(prompts[1]![0]).toEqual({ role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, '') }] });
+      expect(middleware.last()).toMatchObject({ reason: 'manual', tokensBefore: estimatePrompt([...prompts[1]!, assistant('y'), user('third')]) });
+      expect(log.warn).toEqual([]);
     });
   });
 

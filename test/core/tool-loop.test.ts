@@ -12,6 +12,8 @@ const WINDOW = 20_000;
 /** An agent that calls `read_file` until step 64, then answers; every tool output is 8,000 characters. */
 function agentModel() {
   const prompts: Message[][] = [];
+  /** The tool definitions each step was sent with. */
+  const stepTools: unknown[] = [];
   let summaries = 0;
   let step = 0;
   const next = (prompt: Message[], tools: unknown) => {
@@ -20,6 +22,7 @@ function agentModel() {
       return { kind: 'summary' as const };
     }
     prompts.push(prompt);
+    stepTools.push(tools);
     step++;
     return { kind: step < STEPS ? ('call' as const) : ('answer' as const), step, input: estimatePrompt(prompt, tools as never) };
   };
@@ -50,7 +53,7 @@ function agentModel() {
       return { stream: convertArrayToReadableStream(parts) };
     },
   });
-  return { model, prompts, summaries: () => summaries };
+  return { model, prompts, stepTools, summaries: () => summaries };
 }
 
 const tools = {
@@ -78,8 +81,16 @@ describe('compaction end to end', () => {
       expect(text).toBe('All 64 files read.');
       expect(steps).toHaveLength(STEPS);
       expect(agent.prompts).toHaveLength(STEPS);
-      for (const prompt of agent.prompts) expect(estimatePrompt(prompt)).toBeLessThan(WINDOW);
-      expect(agent.summaries()).toBeGreaterThanOrEqual(5);
+      agent.prompts.forEach((prompt, index) => {
+        expect(agent.stepTools[index]).toHaveLength(1);
+        expect(estimatePrompt(prompt, agent.stepTools[index] as never)).toBeLessThan(17_000);
+      });
+      // 20,000 window -> ceiling 17,000. The agent's conversation is one exchange (a single user
+      // message, then tool calls and results), so each checkpoint summarizes it whole with an empty
+      // record: a step after a compaction is ~228 tokens (system, tool definition, checkpoint). Each
+      // step adds a call and an 8,000-character (2,000-token) result, so steps go 62, 2,070, ...,
+      // 16,128 (step 9); step 10 (~18,136) compacts, then every 9th step: 10, 19, 28, 37, 46, 55, 64.
+      expect(agent.summaries()).toBe(7);
       // The caller gets every message back: 63 tool calls, 63 results, one answer.
       const results = messages.filter((message) => message.role === 'tool').flatMap((message) => message.content as unknown[]);
       expect(results).toHaveLength(STEPS - 1);

@@ -6,7 +6,7 @@ import { checkpointText } from '../../src/checkpoint/message';
 import { redisStore } from '../../src/redis';
 import type { Message } from '../../src/prompt/types';
 import { SUMMARY } from '../support/models';
-import { assistant, chat, recordingLogger, scriptedModel, textOf, user, wrap } from '../support/harness';
+import { assistant, chat, recordingLogger, scriptedModel, user, wrap } from '../support/harness';
 import { type RedisServer, startRedisServer } from '../support/redis-server';
 
 let server: RedisServer;
@@ -70,7 +70,7 @@ describe('redisStore with the middleware', () => {
     const conversation: Message[] = [...chat(2, 20, 'f'), user('step 0')];
     middleware.compactNext();
     await wrapped.doGenerate({ prompt: conversation });
-    const record = middleware.last()!.record;
+    expect(scripted.summaryCalls()).toHaveLength(1);
 
     await server.stop();
     await waitFor(() => ioredis.status !== 'ready');
@@ -79,10 +79,16 @@ describe('redisStore with the middleware', () => {
       await wrapped.doGenerate({ prompt: conversation });
     }
     expect(log.warn.some((line) => line.includes('from the store failed'))).toBe(true);
+    // The conversation is ~100 tokens against a 170,000 ceiling and no compaction was asked for: a
+    // checkpoint that cannot be read is no reason to summarize again. The manual one before the
+    // outage stays the only summary request.
+    expect(scripted.summaryCalls()).toHaveLength(1);
+    expect(scripted.stepCalls()).toHaveLength(4);
     // While Redis is down the checkpoint is not found: the conversation goes out whole, never with a wrong checkpoint.
     for (const call of scripted.stepCalls().slice(1)) {
       expect(call.prompt).toEqual(conversation.slice(0, call.prompt.length));
     }
+    expect(scripted.stepCalls().slice(1).map((call) => call.prompt.length)).toEqual([7, 9, 11]);
 
     await server.start();
     await waitFor(() => ioredis.status === 'ready');
@@ -96,7 +102,6 @@ describe('redisStore with the middleware', () => {
     await wrap(later.model, third).doGenerate({ prompt: [...conversation, assistant('x'), user('y')] });
     expect(later.summaryCalls()).toHaveLength(0);
     expect(later.stepCalls()[0]!.prompt[0]).toEqual(checkpointFor(fresh.last()!.record));
-    expect(record).toBe(middleware.last()!.record);
   });
 
   it('should ignore a garbage or truncated value under a key, with a warning', async () => {
@@ -126,6 +131,5 @@ describe('redisStore with the middleware', () => {
     await wrap(reader.model, compaction({ store: redisStore({ client: ioredis, prefix }), logger: log.logger })).doGenerate({ prompt });
     expect(reader.stepCalls()[0]!.prompt).toEqual(prompt);
     expect(log.warn.some((line) => line.includes('ignored a malformed thread record'))).toBe(true);
-    expect(textOf(prompt[0])).not.toBe('');
   });
 });

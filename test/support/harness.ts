@@ -7,6 +7,7 @@ export interface Recorded {
   prompt: Message[];
   maxOutputTokens?: number;
   providerOptions?: Record<string, unknown>;
+  tools?: CallOptions['tools'];
   summary: boolean;
 }
 
@@ -17,6 +18,8 @@ export interface ScriptOptions {
   reply?: (prompt: Message[], index: number) => unknown;
   /** What the provider reports as input tokens for a prompt (default: the 4-chars estimate). */
   inputTokens?: (prompt: Message[]) => number | undefined;
+  /** The model's id (default: the mock's own). */
+  modelId?: string;
 }
 
 /** A mock model that answers summary requests with the template and records every call. */
@@ -26,10 +29,12 @@ export function scriptedModel(options: ScriptOptions = {}) {
   let steps = 0;
   const respond = (params: CallOptions) => {
     const summary = isSummaryPrompt(params.prompt);
+    // A copy: the middleware may pass the caller's own array on, which the test pushes to later.
     calls.push({
-      prompt: params.prompt,
+      prompt: structuredClone(params.prompt),
       maxOutputTokens: params.maxOutputTokens,
       providerOptions: params.providerOptions,
+      tools: params.tools === undefined ? undefined : structuredClone(params.tools),
       summary,
     });
     if (summary) {
@@ -40,7 +45,10 @@ export function scriptedModel(options: ScriptOptions = {}) {
     const reply = options.reply?.(params.prompt, steps++);
     return reply ?? { content: [{ type: 'text', text: 'ok' }], finishReason: finish('stop'), usage: usage(input, 10), warnings: [] };
   };
-  const model = new MockLanguageModel({ doGenerate: async (params: CallOptions) => respond(params) });
+  const model = new MockLanguageModel({
+    doGenerate: async (params: CallOptions) => respond(params),
+    ...(options.modelId === undefined ? {} : { modelId: options.modelId }),
+  });
   return {
     model,
     calls,
