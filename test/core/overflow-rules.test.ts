@@ -4,7 +4,7 @@ import { CompactionError, compaction } from '../../src';
 import { checkpointMessage } from '../../src/checkpoint/message';
 import type { CallOptions, Message } from '../../src/prompt/types';
 import { MockLanguageModel, SUMMARY, convertArrayToReadableStream, convertReadableStreamToArray, isSummaryPrompt, textResult } from '../support/models';
-import { assistant, chat, recordingLogger, user, wrap } from '../support/harness';
+import { assistant, chat, recordingLogger, textEstimate as estimate, user, wrap } from '../support/harness';
 
 // Overflow recovery rules (SPEC 7, 6.8, 11) with exact numbers worked out from the spec:
 // 4 characters a token, the record at most a quarter of the compaction's target.
@@ -24,15 +24,6 @@ function bedrockOverflow() {
   });
 }
 
-/** The spec's estimate of text-only messages: characters / 4, rounded. */
-function estimate(messages: readonly Message[]): number {
-  let chars = 0;
-  for (const message of messages) {
-    if (message.role === 'system') chars += message.content.length;
-    else for (const part of message.content) chars += part.type === 'text' ? String(part.text).length : 0;
-  }
-  return Math.round(chars / 4);
-}
 
 const abortError = () => Object.assign(new Error('This operation was aborted'), { name: 'AbortError' });
 

@@ -7,7 +7,7 @@ import { shortenTranscript, transcriptMessageText } from '../../src/checkpoint/s
 import { type SummarizeInput, summarize } from '../../src/checkpoint/summarize';
 import type { CallOptions, FunctionTool, Message, Model, SystemMessage } from '../../src/prompt/types';
 import { MockLanguageModel, SUMMARY, textResult } from '../support/models';
-import { assistant, system, user } from '../support/harness';
+import { assistant, system, textEstimate as estimate, user } from '../support/harness';
 
 // The summary request when the conversation is too big for it (SPEC 6.1 room, 6.6), with
 // `summarize()` called directly. Every expected number is worked out here from the spec's
@@ -15,15 +15,6 @@ import { assistant, system, user } from '../support/harness';
 
 const text = (count: number, letter: string) => letter.repeat(count * 4);
 
-/** The spec's estimate of text-only messages: their characters / 4, rounded once. */
-function estimate(messages: readonly Message[]): number {
-  let chars = 0;
-  for (const message of messages) {
-    if (message.role === 'system') chars += message.content.length;
-    else for (const part of message.content) chars += part.type === 'text' ? String(part.text).length : 0;
-  }
-  return Math.round(chars / 4);
-}
 
 /** A tool definition of exactly 40 estimated tokens (name + description + JSON schema = 160 characters). */
 const schema = { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] };

@@ -100,3 +100,16 @@ export function textOf(message: Message | undefined): string {
   if (message.role === 'system') return message.content;
   return message.content.map((part) => (part.type === 'text' ? String(part.text) : '')).join('');
 }
+
+/**
+ * The spec's estimate of text-only messages, computed independently of src: their characters / 4,
+ * rounded once (SPEC 5).
+ */
+export function textEstimate(messages: readonly Message[]): number {
+  let chars = 0;
+  for (const message of messages) {
+    if (message.role === 'system') chars += message.content.length;
+    else for (const part of message.content) chars += part.type === 'text' ? String(part.text).length : 0;
+  }
+  return Math.round(chars / 4);
+}
