@@ -169,6 +169,8 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
   const learnedWindows = new Map<string, number>();
   const flights = new Map<string, { made: Promise<Made>; signal: AbortSignal | undefined }>();
   const warnedOnce = new Set<string>();
+  /** Models whose provider answered a native compaction request without an item. */
+  const nativeUnavailable = new Set<string>();
   let pendingManual = false;
   let lastRecord: CompactionRecord | undefined;
 
@@ -333,7 +335,7 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
     model: Model,
     end: number,
   ): Promise<{ provider: 'openai' | 'anthropic'; part: Part } | undefined> {
-    const provider = nativeProviderFor(model);
+    const provider = nativeUnavailable.has(modelKey(model)) ? undefined : nativeProviderFor(model);
     if (provider !== undefined) {
       // The item stands for what it is asked about: everything but the new user messages at the end,
       // which go out live after it (and not twice).
@@ -351,6 +353,9 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
       }
       const part = provider.extract(result.content);
       if (part !== undefined) return { provider: provider.name, part };
+      // A model that answers the trigger without an item (an older client, a model without native
+      // compaction) is not asked again: each try costs a whole generation.
+      nativeUnavailable.add(modelKey(model));
     }
     warnOnce(`native:${modelKey(model)}`, `ai-compaction: native compaction is not available for ${modelKey(model)}; using ordinary compaction`);
     return undefined;

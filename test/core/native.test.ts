@@ -180,6 +180,28 @@ describe('native compaction', () => {
     expect(calls.at(-1)!.prompt).toEqual([item, user(tokens(6, 'w')), user(tokens(4, 'v')), user('go')]);
   });
 
+  it('should not ask again a model that answered the trigger without an item', async () => {
+    const log = recordingLogger();
+    const calls: CallOptions[] = [];
+    // An OpenAI Responses model whose client ignores the trigger (as @ai-sdk/openai v3 does).
+    const model = new MockLanguageModel({
+      provider: 'openai.responses',
+      doGenerate: async (params: CallOptions) => {
+        calls.push(params);
+        return isSummaryPrompt(params.prompt) ? textResult(SUMMARY, 10, 10) : textResult('ok', 10, 10);
+      },
+    });
+    const middleware = compaction({ native: true, logger: log.logger });
+    for (let index = 0; index < 2; index++) {
+      middleware.compactNext();
+      await wrap(model, middleware).doGenerate({ prompt: [user(`ask ${index}`), assistant('a'), user('b')] });
+      expect(middleware.last()!.summary).toBe(SUMMARY);
+    }
+    const kinds = calls.map((call) => (call.providerOptions?.openai?.compactionTrigger ? 'trigger' : isSummaryPrompt(call.prompt) ? 'summary' : 'step'));
+    expect(kinds).toEqual(['trigger', 'summary', 'step', 'summary', 'step']);
+    expect(log.warn.filter((line) => line.includes('native compaction is not available for openai.responses:'))).toHaveLength(1);
+  });
+
   describe('provider items in the caller prompt', () => {
     for (const [name, item] of [['an OpenAI compaction item', openaiItem], ['an Anthropic compaction block', anthropicItem]] as const) {
       it(`should treat ${name} as a checkpoint boundary, never summarized again nor altered`, async () => {
