@@ -6,33 +6,14 @@
 import { performance } from 'node:perf_hooks';
 import { type LanguageModelMiddleware, wrapLanguageModel } from 'ai';
 import { compaction, memoryStore } from '../src';
-import { isSummaryRequest } from '../src';
+import { plainModel } from '../test/support/plain-model';
 
 const CONVERSATIONS = 200;
 const STEPS = 30;
 const WINDOW = 4_000;
 const STORE_BYTES = 4 * 1024 * 1024;
 
-const SUMMARY = ['## Objective', '- go on', '## Requirements', '## Decisions', '## Work State', '### Completed', '### Active', '### Blocked', '## Next Move', '1. next', '## Relevant Files', '## Important Context'].join('\n');
-
-/** A scripted model that, unlike MockLanguageModelV3, keeps no record of its calls. */
-function mockModel() {
-  return {
-    specificationVersion: 'v3' as const,
-    provider: 'bench',
-    modelId: 'scripted',
-    supportedUrls: {},
-    doStream: async () => {
-      throw new Error('not used');
-    },
-    doGenerate: async (options: { prompt: unknown[] }) => {
-      const size = Math.round(JSON.stringify(options.prompt).length / 4);
-      const usage = { inputTokens: { total: size, noCache: size, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 10, text: 10, reasoning: undefined } };
-      const text = isSummaryRequest(options as never) ? SUMMARY : 'ok';
-      return { content: [{ type: 'text' as const, text }], finishReason: { unified: 'stop' as const, raw: 'stop' }, usage, warnings: [] };
-    },
-  };
-}
+const mockModel = () => plainModel('bench', () => ({ content: [{ type: 'text', text: 'ok' }] }));
 
 interface Result {
   seconds: number;
