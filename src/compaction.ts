@@ -130,6 +130,8 @@ interface Job {
   model: Model;
   window: number | undefined;
   target: number | undefined;
+  /** The ceiling the record takes at most a quarter of (SPEC 6.4). */
+  limit: number | undefined;
   from: number;
   end: number;
   digest: string;
@@ -217,13 +219,14 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
     model: Model,
     window: number | undefined,
     target: number | undefined,
+    limit = target,
   ): Promise<StepView> {
     const end = trailingUserStart(view.conversation);
     const from = coveredUpTo(view);
     if (end === 0 || end < from || view.digests === undefined || (end === from && reason === 'auto')) {
       throw new CompactionError({ reason: 'nothing-to-compact', message: 'there is no older conversation to compact' });
     }
-    const job: Job = { view, reason, model, window, target, from, end, digest: await view.digests.of(end) };
+    const job: Job = { view, reason, model, window, target, limit, from, end, digest: await view.digests.of(end) };
     const key = `${reason === 'overflow' ? `${target}:` : ''}${job.digest}`;
     const shared = flights.get(key);
     if (shared !== undefined) {
@@ -255,7 +258,7 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
     return existing === undefined || !readableBy(existing, modelKey(model)) ? run(job) : { checkpoint: existing };
   }
 
-  async function run({ view, reason, model, window, target, from, end, digest }: Job): Promise<Made> {
+  async function run({ view, reason, model, window, target, limit, from, end, digest }: Job): Promise<Made> {
     const covered = view.conversation.slice(from, end);
     const tokensBefore = totalSize(view);
     // An overflow is recovered by ordinary compaction: the native trigger would carry the very
@@ -264,7 +267,7 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
     let summary = '';
     let recordText = '';
     if (native === undefined) {
-      const record = selectRecord(covered, recordBudget(settings.keep, target));
+      const record = selectRecord(covered, recordBudget(settings.keep, limit));
       recordText = record.text;
       summary = await summarize({
         model: settings.summarizer ?? model,
@@ -377,7 +380,7 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
     const window = Math.min(windowFor(model) ?? scaled, scaled, rejected);
     const target = Math.floor(Math.min(rejected * 0.85, window));
     try {
-      return await compact(step, 'overflow', model, window, target);
+      return await compact(step, 'overflow', model, window, target, ceiling(window, settings.buffer, step.params.maxOutputTokens));
     } catch (failure) {
       if (CompactionError.isInstance(failure) || isAbort(failure, step.params.abortSignal)) throw failure;
       throw new CompactionError({ reason: 'summarizer-failed', message: messageOf(failure), cause: failure });

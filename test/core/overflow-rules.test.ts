@@ -2,12 +2,13 @@ import { APICallError } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { CompactionError, compaction } from '../../src';
 import { checkpointMessage } from '../../src/checkpoint/message';
+import { ceiling } from '../../src/sizing/ceiling';
 import type { CallOptions, Message } from '../../src/prompt/types';
 import { MockLanguageModel, SUMMARY, convertArrayToReadableStream, convertReadableStreamToArray, isSummaryPrompt, textResult } from '../support/models';
 import { assistant, chat, recordingLogger, textEstimate as estimate, user, wrap } from '../support/harness';
 
 // Overflow recovery rules (SPEC 7, 6.8, 11) with exact numbers worked out from the spec:
-// 4 characters a token, the record at most a quarter of the compaction's target.
+// 4 characters a token, the record at most a quarter of the ceiling (6.4).
 
 const text = (count: number, letter: string) => letter.repeat(count * 4);
 
@@ -59,10 +60,13 @@ describe('overflow recovery rules', () => {
       }
       conversation.push(user('mmmm'), assistant(text(20, 'M')), user(text(100, 'n')), assistant(text(4_129, 'N')), user('go on'));
 
-      // S = 80,005 characters / 4 = 20,001 tokens; target floor(0.85 S) = 17,000; record budget a quarter: 4,250.
+      // S = 80,005 characters / 4 = 20,001 tokens. No window is configured, so the rejected size
+      // stands for it: the ceiling is 20,001 - 3,000 (15 %) = 17,001, within 85 % of S, and the
+      // record takes at most a quarter of it: 4,250.
       const size = estimate(conversation);
       expect(size).toBe(20_001);
-      const budget = Math.floor(Math.floor(0.85 * size) / 4);
+      expect(ceiling(size, undefined)).toBe(17_001);
+      const budget = Math.floor(ceiling(size, undefined) / 4);
       expect(budget).toBe(4_250);
       const newest = `[User]: ${text(100, 'n')}\n\n[Assistant]: ${text(4_129, 'N')}`;
       const newestTwo = `[User]: mmmm\n\n[Assistant]: ${text(20, 'M')}\n\n${newest}`;
@@ -79,6 +83,31 @@ describe('overflow recovery rules', () => {
       expect(middleware.last()).toMatchObject({ reason: 'overflow', tokensBefore: size, messagesCovered: 12, record: newest });
       expect(calls.map((call) => (call.summary ? 'summary' : call.rejected ? 'rejected' : 'step'))).toEqual(['rejected', 'summary', 'step']);
       expect(calls.at(-1)!.prompt).toEqual([checkpointMessage(SUMMARY, newest), user('go on')]);
+    });
+
+    it('should keep the record within a quarter of the ceiling, not of the 85 % target (6.4)', async () => {
+      // Window 32,000: ceiling 16,000, so at most 4,000 tokens of record. 30 exchanges of two
+      // 750-token messages (~45,000 tokens) are rejected; 85 % of that is over 38,000, whose
+      // quarter would let five exchanges into the record. A quarter of the ceiling holds two.
+      const conversation: Message[] = [];
+      for (let index = 0; index < 30; index++) conversation.push(user(text(750, 'q')), assistant(text(750, 'r')));
+      conversation.push(user('go on'));
+      const overflow = new APICallError({
+        message: "This model's maximum context length is 32000 tokens.",
+        url: 'https://api.openai.com/v1/chat/completions',
+        requestBodyValues: {},
+        statusCode: 400,
+        isRetryable: false,
+      });
+      const { mock, calls } = model((index) => (index === 0 ? overflow : undefined));
+      const middleware = compaction({ contextWindow: 32_000, auto: false });
+      await wrap(mock, middleware).doGenerate({ prompt: conversation });
+
+      const exchange = `[User]: ${text(750, 'q')}\n\n[Assistant]: ${text(750, 'r')}`;
+      // Two exchanges are 3,012 tokens as lines, three 4,518.
+      expect(Math.round(exchange.length / 4)).toBe(1_506);
+      expect(middleware.last()).toMatchObject({ reason: 'overflow', messagesCovered: 60, record: `${exchange}\n\n${exchange}` });
+      expect(calls.map((call) => (call.summary ? 'summary' : call.rejected ? 'rejected' : 'step'))).toEqual(['rejected', 'summary', 'step']);
     });
 
     it('should still recover from an overflow while a no-progress hold is in place (6.8)', async () => {
