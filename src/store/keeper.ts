@@ -49,7 +49,11 @@ export class Keeper {
 
   async checkpoint(digest: string, length: number): Promise<StoredCheckpoint | undefined> {
     const cached = this.parsed.get(digest);
-    if (cached !== undefined) return cached;
+    if (cached !== undefined) {
+      // Used now: `state()` must hold it along with its thread.
+      this.remember(this.recentCheckpoints, digest, cached);
+      return cached;
+    }
     const raw = await this.read(checkpointKey(digest));
     if (raw === undefined) return undefined;
     const parsed = parseJson(raw, checkpointSchema);

@@ -158,6 +158,31 @@ describe('compaction', () => {
       expect(second.stepCalls()[0]!.prompt).toEqual([checkpointFor(before.last()!.record), user('go'), assistant('went'), user('next')]);
     });
 
+    it('should hold the checkpoint of the conversation used last, even after eight others compacted', async () => {
+      // state() holds the 8 threads and checkpoints used last. Conversation 0 compacts, nine
+      // others compact after it, then conversation 0 takes a step with its (cached) checkpoint.
+      const first = scriptedModel();
+      const before = compaction({ contextWindow: 200_000 });
+      const wrapped = wrap(first.model, before);
+      const conversation = (index: number) => [user(`conversation ${index}`), assistant('a1'), user('q2'), assistant('a2'), user('q3')];
+      for (let index = 0; index < 10; index++) {
+        before.compactNext();
+        await wrapped.doGenerate({ prompt: conversation(index) });
+      }
+      const next = [...conversation(0), assistant('a3'), user('q4')];
+      await wrapped.doGenerate({ prompt: next });
+      expect(first.summaryCalls()).toHaveLength(10);
+      // When the whole conversation fits in keep, the record is the latest exchange (6.4).
+      const record = '[User]: q2\n\n[Assistant]: a2';
+      expect(first.stepCalls().at(-1)!.prompt[0]).toEqual(checkpointFor(record));
+
+      const second = scriptedModel();
+      const after = compaction({ contextWindow: 200_000, state: JSON.parse(JSON.stringify(before.state())), store: memoryStore() });
+      await wrap(second.model, after).doGenerate({ prompt: next });
+      expect(second.summaryCalls()).toHaveLength(0);
+      expect(second.stepCalls()[0]!.prompt).toEqual([checkpointFor(record), user('q3'), assistant('a3'), user('q4')]);
+    });
+
     it('should refuse a state changed by hand, applying none of it', () => {
       const middleware = compaction();
       const state = middleware.state();
