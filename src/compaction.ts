@@ -188,11 +188,17 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
 
   /** Whether a compaction that made no progress holds this conversation until it grows by a tenth of the ceiling. */
   async function held(view: StepView, limit: number): Promise<boolean> {
-    const hold = view.thread?.hold;
-    if (hold === null || hold === undefined || view.digests === undefined) return false;
-    if (hold.checkpoint !== (view.checkpoint?.digest ?? null) || hold.length > view.conversation.length) return false;
-    if (totalSize(view) >= hold.size + limit / 10) return false;
-    return (await view.digests.of(hold.length)) === hold.digest;
+    const { digests } = view;
+    if (digests === undefined) return false;
+    const checkpoint = view.checkpoint?.digest ?? null;
+    const size = totalSize(view);
+    // Conversations sharing a first message share a thread: a hold is this conversation's when
+    // the prefix it names is this conversation's.
+    for (const hold of view.thread?.holds ?? []) {
+      if (hold.checkpoint !== checkpoint || hold.length > view.conversation.length || size >= hold.size + limit / 10) continue;
+      if ((await digests.of(hold.length)) === hold.digest) return true;
+    }
+    return false;
   }
 
   function warnOnce(key: string, message: string): void {
@@ -302,7 +308,7 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
     next.checkpoint = checkpoint;
     const noProgress = target !== undefined && tokensAfter >= target;
     if (view.threadDigest !== undefined) {
-      const saved = await keeper.saveCheckpoint(view.threadDigest, checkpoint, null);
+      const saved = await keeper.saveCheckpoint(view.threadDigest, checkpoint);
       if (!saved) warn('ai-compaction: the checkpoint could not be stored; this step uses it, later steps may compact again');
     }
     if (noProgress && reason !== 'overflow') await placeHold(next, tokensAfter, target, 'the compaction made no progress');

@@ -10,6 +10,7 @@ import {
   checkpointSchema,
   emptyThread,
   mergeThreads,
+  threadHas,
   threadKey,
   threadSchema,
 } from './records';
@@ -18,6 +19,8 @@ import {
 const RECENT_LIMIT = 8;
 /** Parsed checkpoints kept in memory, so a step does not re-read and re-parse its checkpoint. */
 const PARSED_LIMIT = 64;
+/** Writes of a checkpoint or hold to a thread, each read back to see it was not lost to a concurrent write. */
+const VERIFIED_WRITES = 3;
 
 /**
  * Reads and writes the middleware's records in a store. A store that fails or returns garbage
@@ -29,6 +32,8 @@ export class Keeper {
   /** What this instance last wrote or read, newest last: the content of `state()`. */
   readonly recentThreads = new Map<string, Thread>();
   readonly recentCheckpoints = new Map<string, StoredCheckpoint>();
+  /** The last pending write of each thread: this instance's writes of one thread run one at a time. */
+  private readonly writing = new Map<string, Promise<unknown>>();
 
   constructor(
     private readonly store: CompactionStore,
@@ -66,23 +71,21 @@ export class Keeper {
   }
 
   /** Stores a checkpoint and adds it to its thread. Returns false (after a warning) when the store failed. */
-  async saveCheckpoint(threadDigest: string, checkpoint: StoredCheckpoint, hold: Hold | null): Promise<boolean> {
+  async saveCheckpoint(threadDigest: string, checkpoint: StoredCheckpoint): Promise<boolean> {
     this.cache(checkpoint);
     const written = await this.write(checkpointKey(checkpoint.digest), JSON.stringify(checkpoint));
     if (!written) return false;
-    return this.updateThread(threadDigest, {
-      checkpoints: [{ length: checkpoint.length, digest: checkpoint.digest }],
-      hold,
-    });
+    return this.updateThread(threadDigest, { checkpoints: [{ length: checkpoint.length, digest: checkpoint.digest }] }, VERIFIED_WRITES);
   }
 
   /** Adds a count to its thread; counts of shorter prompts of the same conversation (`superseded`) go. */
   async saveCount(threadDigest: string, count: CountRecord, superseded: ReadonlySet<string>): Promise<boolean> {
-    return this.updateThread(threadDigest, { counts: [count] }, (kept) => !superseded.has(kept.digest));
+    // A count lost to a concurrent write only means the next step estimates more: not read back.
+    return this.updateThread(threadDigest, { counts: [count] }, 1, (kept) => !superseded.has(kept.digest));
   }
 
   async saveHold(threadDigest: string, hold: Hold): Promise<boolean> {
-    return this.updateThread(threadDigest, { hold });
+    return this.updateThread(threadDigest, { holds: [hold] }, VERIFIED_WRITES);
   }
 
   /** Writes what `state()` held into the store, merged with what the store already has. */
@@ -91,14 +94,39 @@ export class Keeper {
       this.cache(checkpoint);
       await this.write(checkpointKey(checkpoint.digest), JSON.stringify(checkpoint));
     }
-    for (const [digest, thread] of Object.entries(threads)) await this.updateThread(digest, thread);
+    for (const [digest, thread] of Object.entries(threads)) await this.updateThread(digest, thread, VERIFIED_WRITES);
   }
 
-  private async updateThread(digest: string, next: ThreadPatch, keepCount?: (count: CountRecord) => boolean): Promise<boolean> {
-    const merged = mergeThreads(await this.thread(digest), next);
-    if (keepCount !== undefined) merged.counts = merged.counts.filter((count, index) => index === 0 || keepCount(count));
-    this.remember(this.recentThreads, digest, merged);
-    return this.write(threadKey(digest), JSON.stringify(merged));
+  /**
+   * Merges `patch` into a thread: read, merge, write. The store has no compare-and-set, so another
+   * instance writing the same thread in between can drop the patch; up to `attempts` times the
+   * thread is read back and the patch merged again until it holds it. This instance's own writes
+   * of a thread are queued, so they never drop each other.
+   */
+  private updateThread(digest: string, patch: ThreadPatch, attempts: number, keepCount?: (count: CountRecord) => boolean): Promise<boolean> {
+    const run = (this.writing.get(digest) ?? Promise.resolve()).then(() => this.mergeInto(digest, patch, attempts, keepCount));
+    const done = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.writing.set(digest, done);
+    void done.then(() => {
+      if (this.writing.get(digest) === done) this.writing.delete(digest);
+    });
+    return run;
+  }
+
+  private async mergeInto(digest: string, patch: ThreadPatch, attempts: number, keepCount?: (count: CountRecord) => boolean): Promise<boolean> {
+    let current = await this.thread(digest);
+    for (let attempt = 1; ; attempt++) {
+      const merged = mergeThreads(current, patch);
+      if (keepCount !== undefined) merged.counts = merged.counts.filter((count, index) => index === 0 || keepCount(count));
+      this.remember(this.recentThreads, digest, merged);
+      if (!(await this.write(threadKey(digest), JSON.stringify(merged)))) return false;
+      if (attempt >= attempts) return true;
+      current = await this.thread(digest);
+      if (threadHas(current, patch)) return true;
+    }
   }
 
   private cache(checkpoint: StoredCheckpoint): void {

@@ -74,7 +74,8 @@ export const threadSchema = z
     v: z.literal(FORMAT_VERSION),
     checkpoints: z.array(checkpointRef).max(64),
     counts: z.array(countRecord).max(64),
-    hold: hold.nullable(),
+    /** Conversations held after a compaction that made no progress (SPEC 6.8), newest first. */
+    holds: z.array(hold).max(64),
   })
   .strict();
 
@@ -84,35 +85,50 @@ export type Thread = z.infer<typeof threadSchema>;
 export const THREAD_LIMIT = 32;
 
 export function emptyThread(): Thread {
-  return { v: FORMAT_VERSION, checkpoints: [], counts: [], hold: null };
+  return { v: FORMAT_VERSION, checkpoints: [], counts: [], holds: [] };
 }
 
 export const checkpointKey = (digestHex: string) => `cp:${digestHex}`;
 export const threadKey = (digestHex: string) => `thread:${digestHex}`;
 
-/** What one write adds to a thread; a `hold` left undefined keeps the current one. */
+/** What one write adds to a thread. */
 export interface ThreadPatch {
   checkpoints?: Thread['checkpoints'];
   counts?: Thread['counts'];
-  hold?: Hold | null;
+  holds?: Thread['holds'];
 }
 
-/** Merges a write into a thread: union by digest, newest first, bounded. */
+/** The identity of each kind of thread entry: a newer entry of the same identity replaces the older. */
+const entryKeys = {
+  checkpoints: (item: Thread['checkpoints'][number]) => item.digest,
+  counts: (item: CountRecord) => `${item.digest}:${item.checkpoint}`,
+  holds: (item: Hold) => `${item.digest}:${item.checkpoint}`,
+};
+
+function unique<T>(items: T[], key: (item: T) => string): T[] {
+  const seen = new Set<string>();
+  return items.filter((item) => (seen.has(key(item)) ? false : (seen.add(key(item)), true)));
+}
+
+/** Merges a write into a thread: union by identity, newest first, bounded. */
 export function mergeThreads(current: Thread, next: ThreadPatch): Thread {
-  const unique = <T>(items: T[], key: (item: T) => string) => {
-    const seen = new Set<string>();
-    return items.filter((item) => (seen.has(key(item)) ? false : (seen.add(key(item)), true)));
-  };
   return {
     v: FORMAT_VERSION,
-    checkpoints: unique([...(next.checkpoints ?? []), ...current.checkpoints], (item) => item.digest).slice(
-      0,
-      THREAD_LIMIT,
-    ),
-    counts: unique([...(next.counts ?? []), ...current.counts], (item) => `${item.digest}:${item.checkpoint}`).slice(
-      0,
-      THREAD_LIMIT,
-    ),
-    hold: next.hold === undefined ? current.hold : next.hold,
+    checkpoints: unique([...(next.checkpoints ?? []), ...current.checkpoints], entryKeys.checkpoints).slice(0, THREAD_LIMIT),
+    counts: unique([...(next.counts ?? []), ...current.counts], entryKeys.counts).slice(0, THREAD_LIMIT),
+    holds: unique([...(next.holds ?? []), ...current.holds], entryKeys.holds).slice(0, THREAD_LIMIT),
   };
+}
+
+/** Whether `thread` has an entry of every identity `patch` adds (a concurrent write may have dropped one). */
+export function threadHas(thread: Thread, patch: ThreadPatch): boolean {
+  const has = <T>(added: T[] | undefined, current: T[], key: (item: T) => string) => {
+    const keys = new Set(current.map(key));
+    return (added ?? []).every((item) => keys.has(key(item)));
+  };
+  return (
+    has(patch.checkpoints, thread.checkpoints, entryKeys.checkpoints) &&
+    has(patch.counts, thread.counts, entryKeys.counts) &&
+    has(patch.holds, thread.holds, entryKeys.holds)
+  );
 }

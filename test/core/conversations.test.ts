@@ -142,6 +142,71 @@ describe('compaction', () => {
     });
   });
 
+  describe('conversations that share a first message (one thread record)', () => {
+    /** A store in which every read and write takes `ms` and acts when it completes, as over a network. */
+    function slowStore(ms: number) {
+      const inner = memoryStore();
+      const later = <T>(act: () => Promise<T>) => new Promise<T>((resolve, reject) => setTimeout(() => act().then(resolve, reject), ms));
+      return {
+        get: (key: string) => later(() => inner.get(key)),
+        set: (key: string, value: string) => later(() => inner.set(key, value)),
+        delete: (key: string) => later(() => inner.delete(key)),
+      };
+    }
+    const opening = (index: number) => [user('Start the task.'), assistant(`ok ${index}`), user(`q${index}`), assistant(`r${index}`), user(`next ${index}`)];
+    const compactNow = { providerOptions: { compaction: { compact: true } } };
+
+    it('should keep every checkpoint when six of them are stored at once by one instance', async () => {
+      const store = slowStore(3);
+      const scripted = scriptedModel();
+      const wrapped = wrap(scripted.model, compaction({ store }));
+      await Promise.all([0, 1, 2, 3, 4, 5].map((index) => wrapped.doGenerate({ prompt: opening(index), ...compactNow })));
+      expect(scripted.summaryCalls()).toHaveLength(6);
+
+      const fresh = scriptedModel();
+      const other = wrap(fresh.model, compaction({ store }));
+      for (const index of [0, 1, 2, 3, 4, 5]) await other.doGenerate({ prompt: [...opening(index), assistant('x'), user('y')] });
+      // Without a window nothing compacts on its own: each step shows whether its checkpoint was found.
+      expect(fresh.stepCalls().map((call) => textOf(call.prompt[0]!).startsWith('<conversation-checkpoint>'))).toEqual([true, true, true, true, true, true]);
+    });
+
+    it('should keep both checkpoints when two instances store them at the same moment', async () => {
+      // Both read the thread, then both write it: the second write drops the first one's entry.
+      // The first instance reads the thread back, sees its entry gone, and writes it again.
+      const store = slowStore(3);
+      const scripted = scriptedModel();
+      const instances = [compaction({ store }), compaction({ store })];
+      await Promise.all(instances.map((middleware, index) => wrap(scripted.model, middleware).doGenerate({ prompt: opening(index), ...compactNow })));
+      expect(scripted.summaryCalls()).toHaveLength(2);
+
+      const fresh = scriptedModel();
+      const other = wrap(fresh.model, compaction({ store }));
+      for (const index of [0, 1]) await other.doGenerate({ prompt: [...opening(index), assistant('x'), user('y')] });
+      expect(fresh.stepCalls().map((call) => textOf(call.prompt[0]!).startsWith('<conversation-checkpoint>'))).toEqual([true, true]);
+    });
+
+    it("should not let one conversation's no-progress hold end another's (6.8)", async () => {
+      // Tool definitions over the 170,000 ceiling of a 200k window: no compaction can make progress.
+      const log = recordingLogger();
+      const scripted = scriptedModel();
+      const wrapped = wrap(scripted.model, compaction({ contextWindow: 200_000, logger: log.logger }));
+      const tools = [{ type: 'function' as const, name: 'big', description: tokens(171_000, 'd'), inputSchema: { type: 'object' as const } }];
+      let a = [user('Start the task.'), assistant('ok A'), user('A1'), assistant('a1'), user('A2')];
+      let b = [user('Start the task.'), assistant('ok B'), user('B1'), assistant('b1'), user('B2')];
+      await wrapped.doGenerate({ prompt: a, tools });
+      await wrapped.doGenerate({ prompt: b, tools });
+      expect(scripted.summaryCalls()).toHaveLength(2);
+      for (let round = 0; round < 4; round++) {
+        a = [...a, assistant(`A step ${round}`), user(`A more ${round}`)];
+        b = [...b, assistant(`B step ${round}`), user(`B more ${round}`)];
+        await wrapped.doGenerate({ prompt: a, tools });
+        await wrapped.doGenerate({ prompt: b, tools });
+      }
+      expect(scripted.summaryCalls()).toHaveLength(2);
+      expect(log.warn.filter((line) => line.includes('made no progress'))).toHaveLength(2);
+    });
+  });
+
   describe('state', () => {
     it('should continue from state() on a new instance without another summary request', async () => {
       const first = scriptedModel();

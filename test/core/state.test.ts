@@ -41,14 +41,14 @@ const threadC: Thread = {
     { length: 4, digest: A },
   ],
   counts: [{ length: 6, digest: D, checkpoint: A, frame: E, input: 12_345, output: 321 }],
-  hold: null,
+  holds: [],
 };
 
 const threadE: Thread = {
   v: 1,
   checkpoints: [],
   counts: [{ length: 2, digest: D, checkpoint: null, frame: E, input: 1_000, output: 50 }],
-  hold: { length: 3, digest: D, checkpoint: B, size: 150_500 },
+  holds: [{ length: 3, digest: D, checkpoint: B, size: 150_500 }],
 };
 
 function validState() {
