@@ -1,4 +1,4 @@
-import type { LanguageModel, LanguageModelMiddleware } from 'ai';
+import { type LanguageModel, type LanguageModelMiddleware, wrapLanguageModel } from 'ai';
 import { recordBudget, selectRecord } from './checkpoint/record';
 import { PROVIDER_OPTIONS_KEY, isAbort, isSummaryRequest, summarize } from './checkpoint/summarize';
 import { CompactionError, messageOf } from './errors';
@@ -169,6 +169,10 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
   /** The view of each step, by the params `transformParams` returned, for `wrapGenerate` / `wrapStream`. */
   const steps = new WeakMap<object, StepView>();
   const learnedWindows = new Map<string, number>();
+  // Through the consumer's own `wrapLanguageModel`: AI SDK 7 turns a v3 or v2 model into a v4 one
+  // there, as it does the models this middleware wraps, so the summarizer reads the prompts it gets.
+  const summarizer =
+    settings.summarizer === undefined ? undefined : (wrapLanguageModel({ model: settings.summarizer as never, middleware: [] }) as unknown as Model);
   const flights = new Map<string, { made: Promise<Made>; signal: AbortSignal | undefined }>();
   const warnedOnce = new Set<string>();
   /** Models whose provider answered a native compaction request without an item. */
@@ -276,7 +280,7 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
       const record = selectRecord(covered, recordBudget(settings.keep, limit));
       recordText = record.text;
       summary = await summarize({
-        model: settings.summarizer ?? model,
+        model: summarizer ?? model,
         params: view.params,
         system: view.system,
         previous: view.standIn,

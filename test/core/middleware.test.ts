@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import * as aiTest from 'ai/test';
 import { CompactionError, compaction, isSummaryRequest } from '../../src';
 import { SUMMARY_FIRST_LINE, UPDATE_PROMPT } from '../../src/checkpoint/prompts';
 import { checkpointText } from '../../src/checkpoint/message';
 import type { Message } from '../../src/prompt/types';
 import { estimateMessages } from '../../src/sizing/estimate';
-import { SUMMARY, finish, textResult, usage } from '../support/models';
+import { AI_SDK_MAJOR, SUMMARY, finish, textResult, usage } from '../support/models';
 import { assistant, chat, recordingLogger, scriptedModel, system, textOf, user, wrap } from '../support/harness';
 
 const tokens = (count: number, letter = 'u') => letter.repeat(count * 4);
@@ -154,6 +155,23 @@ describe('compaction', () => {
       await wrap(step.model, middleware).doGenerate({ prompt: [...chat(2, 50), user('go')] });
       expect(step.summaryCalls()).toHaveLength(0);
       expect(summarizer.summaryCalls()).toHaveLength(1);
+      expect(middleware.last()!.summary).toBe(SUMMARY);
+    });
+
+    it('should give a v3 summarizer the prompt in its own shape, whatever the step model is', async () => {
+      // Under ai@7 the step's model (and so the middleware's params) is v4, whose file data is tagged.
+      const bytes = new Uint8Array([137, 80, 78, 71]);
+      const image = AI_SDK_MAJOR === 7 ? { type: 'file', mediaType: 'image/png', data: { type: 'data', data: bytes } } : { type: 'file', mediaType: 'image/png', data: bytes };
+      const summarizer = new aiTest.MockLanguageModelV3({ doGenerate: async () => textResult(SUMMARY, 100, 100) as never });
+      const step = scriptedModel();
+      const middleware = compaction({ contextWindow: 200_000, summarizer: summarizer as never });
+      middleware.compactNext();
+      const prompt = [{ role: 'user', content: [{ type: 'text', text: 'look' }, image] } as Message, assistant('seen'), user('go')];
+      await wrap(step.model, middleware).doGenerate({ prompt });
+      expect(summarizer.doGenerateCalls).toHaveLength(1);
+      const file = summarizer.doGenerateCalls[0]!.prompt[0]!.content[1] as { type: string; data: unknown };
+      expect(file.type).toBe('file');
+      expect(file.data instanceof Uint8Array || typeof file.data === 'string').toBe(true);
       expect(middleware.last()!.summary).toBe(SUMMARY);
     });
   });
