@@ -399,7 +399,8 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
 
   async function recordUsage(view: StepView, usage: Usage | undefined): Promise<void> {
     const input = usage?.inputTokens?.total;
-    if (typeof input !== 'number' || view.digests === undefined || view.threadDigest === undefined) return;
+    // No prompt is 0 tokens: some OpenAI-compatible servers say 0 for a cached prompt. No count.
+    if (typeof input !== 'number' || !(input > 0) || view.digests === undefined || view.threadDigest === undefined) return;
     const output = usage?.outputTokens?.total;
     const length = view.conversation.length;
     const count = {

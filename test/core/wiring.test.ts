@@ -168,6 +168,21 @@ describe('provider counts (SPEC 5)', () => {
     expect(estimatePrompt(second, big)).toBeGreaterThanOrEqual(17_000);
   });
 
+  it('should take a count of 0 input tokens for no count: the estimate stays in force (5)', async () => {
+    // Some OpenAI-compatible servers report prompt_tokens 0 for a cached prompt. Window 32,000 ->
+    // ceiling 16,000; the second step's prompt is estimated at 18,001 tokens.
+    const scripted = scriptedModel({ inputTokens: () => 0 });
+    const middleware = compaction({ contextWindow: 32_000 });
+    const wrapped = wrap(scripted.model, middleware);
+    const conversation: Message[] = [user(tokens(9_000, 'a'))];
+    await wrapped.doGenerate({ prompt: conversation });
+    conversation.push(assistant(tokens(9_000, 'b')), user('next'));
+    expect(estimatePrompt(conversation)).toBe(18_001);
+    await wrapped.doGenerate({ prompt: conversation });
+    expect(scripted.summaryCalls()).toHaveLength(1);
+    expect(middleware.last()).toMatchObject({ reason: 'auto', tokensBefore: 18_001 });
+  });
+
   it('should measure the whole prompt by estimate after a new checkpoint, not the old count plus what came since', async () => {
     // window 160,000 -> ceiling 136,000. Step 1 is counted at 150,000; later steps report no usage.
     let counted = 0;
