@@ -358,10 +358,21 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
       try {
         result = await model.doGenerate(provider.trigger({ ...view.params, prompt: trailing > 0 ? prompt.slice(0, -trailing) : prompt }));
       } catch (error) {
+        if (isAbort(error, view.params.abortSignal)) throw error;
         // The trigger carries the whole prompt: when the provider rejects it as too long, ordinary
         // compaction (which can send less) takes over for this compaction.
-        if (!isContextOverflowError(error) || isAbort(error, view.params.abortSignal)) throw error;
-        warn(`ai-compaction: the native compaction request was rejected as too long (${messageOf(error)}); using ordinary compaction`);
+        if (isContextOverflowError(error)) {
+          warn(`ai-compaction: the native compaction request was rejected as too long (${messageOf(error)}); using ordinary compaction`);
+          return undefined;
+        }
+        // Refused outright (a model without on-demand compaction, options the client rejects):
+        // ordinary compaction from now on. A transient failure falls back for this compaction only.
+        const transient = (error as { isRetryable?: unknown } | null)?.isRetryable === true;
+        if (!transient) nativeUnavailable.add(modelKey(model));
+        warn(
+          `ai-compaction: the native compaction request failed (${messageOf(error)}); using ordinary compaction` +
+            (transient ? '' : ` for ${modelKey(model)} from now on`),
+        );
         return undefined;
       }
       const part = provider.extract(result.content);

@@ -1,3 +1,4 @@
+import { APICallError } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { compaction } from '../../src';
 import { checkpointText } from '../../src/checkpoint/message';
@@ -201,6 +202,41 @@ describe('native compaction', () => {
     expect(kinds).toEqual(['trigger', 'summary', 'step', 'summary', 'step']);
     expect(log.warn.filter((line) => line.includes('native compaction is not available for openai.responses:'))).toHaveLength(1);
   });
+
+  for (const [name, retryable, expected] of [
+    ['refuses the trigger (400)', false, ['trigger', 'summary', 'step', 'summary', 'step']],
+    ['fails transiently on the trigger (503)', true, ['trigger', 'summary', 'step', 'trigger', 'summary', 'step']],
+  ] as const) {
+    it(`should use ordinary compaction when the provider ${name}, and ask again only after a transient failure`, async () => {
+      const log = recordingLogger();
+      const calls: CallOptions[] = [];
+      const model = new MockLanguageModel({
+        provider: 'anthropic.messages',
+        doGenerate: async (params: CallOptions) => {
+          calls.push(params);
+          if (params.providerOptions?.anthropic?.compaction !== undefined) {
+            throw new APICallError({
+              message: retryable ? 'Service unavailable' : 'compaction is not supported by this model',
+              url: 'https://api.anthropic.com/v1/messages',
+              requestBodyValues: {},
+              statusCode: retryable ? 503 : 400,
+              isRetryable: retryable,
+            });
+          }
+          return isSummaryPrompt(params.prompt) ? textResult(SUMMARY, 10, 10) : textResult('ok', 10, 10);
+        },
+      });
+      const middleware = compaction({ native: true, logger: log.logger });
+      for (let index = 0; index < 2; index++) {
+        middleware.compactNext();
+        await wrap(model, middleware).doGenerate({ prompt: [user(`ask ${index}`), assistant('a'), user('b')] });
+        expect(middleware.last()!.summary).toBe(SUMMARY);
+      }
+      const kinds = calls.map((call) => (call.providerOptions?.anthropic?.compaction ? 'trigger' : isSummaryPrompt(call.prompt) ? 'summary' : 'step'));
+      expect(kinds).toEqual(expected);
+      expect(log.warn.filter((line) => line.includes('the native compaction request failed'))).toHaveLength(retryable ? 2 : 1);
+    });
+  }
 
   describe('provider items in the caller prompt', () => {
     for (const [name, item] of [['an OpenAI compaction item', openaiItem], ['an Anthropic compaction block', anthropicItem]] as const) {
