@@ -241,7 +241,7 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
     const shared = flights.get(key);
     if (shared !== undefined) {
       try {
-        return place(view, await shared.made);
+        return place(view, await untilAborted(shared.made, view.params.abortSignal));
       } catch (error) {
         // Only the step that started it was aborted, not this one: compact for this step.
         if (!isAbort(error, shared.signal) || view.params.abortSignal?.aborted) throw error;
@@ -637,4 +637,25 @@ function keptUserMessages(conversation: Message[], from: number, end: number, ke
     kept.unshift(index);
   }
   return kept;
+}
+
+/** `promise`, or a rejection with the signal's reason as soon as `signal` aborts (a step joining another's compaction). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return promise;
+  const reason = () => signal.reason ?? Object.assign(new Error('This operation was aborted'), { name: 'AbortError' });
+  if (signal.aborted) return Promise.reject(reason());
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(reason());
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }

@@ -185,6 +185,43 @@ describe('overflow recovery rules', () => {
   });
 
   describe('single flight (11)', () => {
+    it('should let a step that joined another step\'s compaction be aborted while it waits', async () => {
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let started!: () => void;
+      const summaryStarted = new Promise<void>((resolve) => (started = resolve));
+      let summaries = 0;
+      const mock = new MockLanguageModel({
+        doGenerate: async (params: CallOptions) => {
+          if (isSummaryPrompt(params.prompt)) {
+            summaries++;
+            started();
+            await gate;
+            return textResult(SUMMARY, 100, 100);
+          }
+          return textResult('ok', estimate(params.prompt), 10);
+        },
+      });
+      // Window 20,000: ceiling 17,000; the conversation is about 18,000 tokens.
+      const wrapped = wrap(mock, compaction({ contextWindow: 20_000 }));
+      const conversation = [...chat(3, 3_000), user('go on')];
+      const first = wrapped.doGenerate({ prompt: [...conversation] });
+      await summaryStarted;
+      const controller = new AbortController();
+      const second = wrapped.doGenerate({ prompt: [...conversation], abortSignal: controller.signal }).then(
+        () => 'resolved',
+        (error: unknown) => error,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      controller.abort();
+      // The second step ends while the summary request it joined is still open.
+      const outcome = await Promise.race([second, new Promise((resolve) => setTimeout(() => resolve('still waiting'), 1_000))]);
+      expect((outcome as Error).name).toBe('AbortError');
+      release();
+      expect((await first).content).toEqual([{ type: 'text', text: 'ok' }]);
+      expect(summaries).toBe(1);
+    });
+
     it('should compact for the second of two concurrent steps when the first is aborted during the summary request', async () => {
       let release!: () => void;
       const gate = new Promise<void>((resolve) => (release = resolve));
