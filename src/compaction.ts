@@ -196,7 +196,7 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
     if (digests === undefined) return false;
     const checkpoint = view.checkpoint?.digest ?? null;
     const size = totalSize(view);
-    // Conversations sharing a first message share a thread: a hold is this conversation's when
+    // Conversations sharing an opening share a thread: a hold is this conversation's when
     // the prefix it names is this conversation's.
     for (const hold of view.thread?.holds ?? []) {
       if (hold.checkpoint !== checkpoint || hold.length > view.conversation.length || size >= hold.size + limit / 10) continue;

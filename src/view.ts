@@ -6,7 +6,7 @@ import { PrefixDigests, sha256Hex } from './prompt/hash';
 import type { CallOptions, Message, SystemMessage } from './prompt/types';
 import { estimateMessages, estimatePrompt } from './sizing/estimate';
 import type { Keeper } from './store/keeper';
-import { type CountRecord, type StoredCheckpoint, type Thread, readableBy } from './store/records';
+import { type CountRecord, type StoredCheckpoint, type Thread, mergeThreads, readableBy } from './store/records';
 import type { CompactionRecord } from './compaction';
 
 /** One step as the middleware sees it: the caller's conversation, its checkpoint, what goes out, its size. */
@@ -16,7 +16,7 @@ export interface StepView {
   /** The caller's conversation (never changed). */
   conversation: Message[];
   digests: PrefixDigests | undefined;
-  /** Digest of the first message: the thread this conversation's records live in. */
+  /** Digest of the conversation's prefix through its first reply (see `anchorLength`): where its records are indexed. */
   threadDigest: string | undefined;
   thread: Thread | undefined;
   /** The last message of the conversation holding a provider's compaction item, or -1. */
@@ -81,8 +81,14 @@ export async function resolveView(keeper: Keeper, params: CallOptions, scope: st
     return { ...base, standIn: [], sent: conversation, size: { counted: 0, estimated: estimatePrompt(params.prompt, params.tools) }, sizeKnown: true };
   }
   const digests = new PrefixDigests(scope, conversation);
-  const threadDigest = await digests.of(1);
-  const thread = await keeper.thread(threadDigest);
+  const anchor = anchorLength(conversation);
+  const threadDigest = await digests.of(anchor ?? 1);
+  let thread = await keeper.thread(threadDigest);
+  // Until this conversation has stored anything of its own, what its opening steps stored (their
+  // counts, a hold) is under the first message: read there too. It writes to its own index only.
+  if (anchor !== undefined && thread.checkpoints.length + thread.counts.length + thread.holds.length === 0) {
+    thread = mergeThreads(thread, await keeper.thread(await digests.of(1)));
+  }
   const checkpoint = await findCheckpoint(keeper, thread, digests, base.boundaryEnd, modelKey);
   const view: StepView = {
     ...base, digests, threadDigest, thread, checkpoint,
@@ -94,6 +100,19 @@ export async function resolveView(keeper: Keeper, params: CallOptions, scope: st
   view.size = measure(view, count);
   view.sizeKnown = count !== undefined || (boundary < 0 && checkpoint?.native === undefined);
   return view;
+}
+
+/**
+ * How many messages of a conversation its records are indexed under: through the first assistant
+ * message that answers a user message. Conversations that open with the same words (a suggested
+ * prompt, an agent's fixed task) part there, so each keeps its own index. Before that reply there is
+ * nothing to compact, and the opening steps' counts are indexed under the first message.
+ */
+export function anchorLength(conversation: readonly Message[]): number | undefined {
+  for (let index = 1; index < conversation.length; index++) {
+    if (conversation[index]!.role === 'assistant' && conversation[index - 1]!.role === 'user') return index + 1;
+  }
+  return undefined;
 }
 
 async function findCheckpoint(

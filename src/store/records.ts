@@ -3,8 +3,10 @@ import { z } from 'zod';
 /**
  * What the middleware keeps in a store, one JSON string per key:
  * - `cp:<digest>`: a checkpoint, keyed by the SHA-256 of the scope and the messages it covers;
- * - `thread:<digest>`: per first message (and scope), which checkpoints and provider counts exist
- *   for conversations starting with it, so a step finds them with two reads.
+ * - `thread:<digest>`: per conversation opening (the messages through the first reply to a user
+ *   message, and the scope), which checkpoints, provider counts and holds exist for conversations
+ *   that open that way, so a step finds them with two reads. The steps before that reply keep
+ *   their counts and holds under the first message.
  * Keys hold digests only, never message text.
  */
 export const FORMAT_VERSION = 1;

@@ -142,7 +142,29 @@ describe('compaction', () => {
     });
   });
 
-  describe('conversations that share a first message (one thread record)', () => {
+  describe('conversations that open with the same words', () => {
+    it('should find the checkpoint of each of 40 conversations that share their first message', async () => {
+      // An index holds 32 entries; conversations are indexed through their first reply, so the 40
+      // do not share one.
+      const scripted = scriptedModel();
+      const middleware = compaction({ contextWindow: 200_000 });
+      const wrapped = wrap(scripted.model, middleware);
+      const conversation = (index: number) => [user('What can you do?'), assistant(`Reply ${index}`), user(`ask ${index}`)];
+      for (let index = 0; index < 40; index++) {
+        middleware.compactNext();
+        await wrapped.doGenerate({ prompt: conversation(index) });
+      }
+      expect(scripted.summaryCalls()).toHaveLength(40);
+      for (let index = 0; index < 40; index++) {
+        await wrapped.doGenerate({ prompt: [...conversation(index), assistant('answer'), user('more')] });
+      }
+      const later = scripted.stepCalls().slice(40);
+      expect(later.map((call) => textOf(call.prompt[0]!).startsWith('<conversation-checkpoint>'))).toEqual(new Array(40).fill(true));
+      expect(later.map((call) => textOf(call.prompt[1]!))).toEqual(Array.from({ length: 40 }, (_, index) => `ask ${index}`));
+    });
+  });
+
+  describe('conversations that share their opening exchange (one index record)', () => {
     /** A store in which every read and write takes `ms` and acts when it completes, as over a network. */
     function slowStore(ms: number) {
       const inner = memoryStore();
@@ -153,7 +175,7 @@ describe('compaction', () => {
         delete: (key: string) => later(() => inner.delete(key)),
       };
     }
-    const opening = (index: number) => [user('Start the task.'), assistant(`ok ${index}`), user(`q${index}`), assistant(`r${index}`), user(`next ${index}`)];
+    const opening = (index: number) => [user('Start the task.'), assistant('On it.'), user(`q${index}`), assistant(`r${index}`), user(`next ${index}`)];
     const compactNow = { providerOptions: { compaction: { compact: true } } };
 
     it('should keep every checkpoint when six of them are stored at once by one instance', async () => {
@@ -191,8 +213,8 @@ describe('compaction', () => {
       const scripted = scriptedModel();
       const wrapped = wrap(scripted.model, compaction({ contextWindow: 200_000, logger: log.logger }));
       const tools = [{ type: 'function' as const, name: 'big', description: tokens(171_000, 'd'), inputSchema: { type: 'object' as const } }];
-      let a = [user('Start the task.'), assistant('ok A'), user('A1'), assistant('a1'), user('A2')];
-      let b = [user('Start the task.'), assistant('ok B'), user('B1'), assistant('b1'), user('B2')];
+      let a = [user('Start the task.'), assistant('On it.'), user('A1'), assistant('a1'), user('A2')];
+      let b = [user('Start the task.'), assistant('On it.'), user('B1'), assistant('b1'), user('B2')];
       await wrapped.doGenerate({ prompt: a, tools });
       await wrapped.doGenerate({ prompt: b, tools });
       expect(scripted.summaryCalls()).toHaveLength(2);
@@ -368,8 +390,9 @@ describe('provider counts', () => {
       await wrapped.doGenerate({ prompt: conversation });
       conversation.push(assistant(`answer ${step}`), user(`question ${step}`));
     }
+    // The first step's count is indexed under the first message (there was no reply yet); every
+    // later one under the conversation's opening exchange, where each new count replaces the last.
     const threads = Object.values(middleware.state().threads) as Array<{ counts: Array<{ length: number }> }>;
-    expect(threads).toHaveLength(1);
-    expect(threads[0]!.counts.map((count) => count.length)).toEqual([39]);
+    expect(threads.map((thread) => thread.counts.map((count) => count.length)).sort()).toEqual([[1], [39]]);
   });
 });
