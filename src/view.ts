@@ -84,12 +84,21 @@ export async function resolveView(keeper: Keeper, params: CallOptions, scope: st
   const anchor = anchorLength(conversation);
   const threadDigest = await digests.of(anchor ?? 1);
   let thread = await keeper.thread(threadDigest);
-  // Until this conversation has stored anything of its own, what its opening steps stored (their
-  // counts, a hold) is under the first message: read there too. It writes to its own index only.
-  if (anchor !== undefined && thread.checkpoints.length + thread.counts.length + thread.holds.length === 0) {
-    thread = mergeThreads(thread, await keeper.thread(await digests.of(1)));
-  }
+  // Until this conversation has stored anything of its own, what its steps before the first reply
+  // stored (counts, a checkpoint, a hold) is under the first message: read there too, and carry
+  // its checkpoint and holds over to its own index.
+  const early = anchor !== undefined && thread.checkpoints.length + thread.counts.length + thread.holds.length === 0;
+  if (early) thread = mergeThreads(thread, await keeper.thread(await digests.of(1)));
   const checkpoint = await findCheckpoint(keeper, thread, digests, base.boundaryEnd, modelKey);
+  if (early) {
+    const holds: Thread['holds'] = [];
+    for (const hold of thread.holds) {
+      if (hold.length <= conversation.length && (await digests.of(hold.length)) === hold.digest) holds.push(hold);
+    }
+    if (checkpoint !== undefined || holds.length > 0) {
+      await keeper.adopt(threadDigest, { checkpoints: checkpoint === undefined ? [] : [{ length: checkpoint.length, digest: checkpoint.digest }], holds });
+    }
+  }
   const view: StepView = {
     ...base, digests, threadDigest, thread, checkpoint,
     ...arrange(conversation, checkpoint, boundary),
@@ -104,15 +113,15 @@ export async function resolveView(keeper: Keeper, params: CallOptions, scope: st
 
 /**
  * How many messages of a conversation its records are indexed under: through the first assistant
- * message that answers a user message. Conversations that open with the same words (a suggested
- * prompt, an agent's fixed task) part there, so each keeps its own index. Before that reply there is
- * nothing to compact, and the opening steps' counts are indexed under the first message.
+ * message after a user message (its first reply). Conversations that open with the same words (a
+ * suggested prompt, an agent's fixed task) part there, so each keeps its own index. The steps
+ * before that reply index their records under the first message.
  */
 export function anchorLength(conversation: readonly Message[]): number | undefined {
-  for (let index = 1; index < conversation.length; index++) {
-    if (conversation[index]!.role === 'assistant' && conversation[index - 1]!.role === 'user') return index + 1;
-  }
-  return undefined;
+  const user = conversation.findIndex((message) => message.role === 'user');
+  if (user < 0) return undefined;
+  const reply = conversation.findIndex((message, index) => index > user && message.role === 'assistant');
+  return reply < 0 ? undefined : reply + 1;
 }
 
 async function findCheckpoint(

@@ -84,6 +84,11 @@ export class Keeper {
     return this.updateThread(threadDigest, { counts: [count] }, 1, (kept) => !superseded.has(kept.digest));
   }
 
+  /** Adds entries found under another index (a conversation's first message) to this one. */
+  async adopt(threadDigest: string, patch: ThreadPatch): Promise<boolean> {
+    return this.updateThread(threadDigest, patch, VERIFIED_WRITES);
+  }
+
   async saveHold(threadDigest: string, hold: Hold): Promise<boolean> {
     return this.updateThread(threadDigest, { holds: [hold] }, VERIFIED_WRITES);
   }

@@ -5,7 +5,7 @@ import { memoryStore } from '../../src/store/memory';
 import type { Message } from '../../src/prompt/types';
 import { estimatePrompt } from '../../src/sizing/estimate';
 import { SUMMARY, textResult } from '../support/models';
-import { assistant, chat, recordingLogger, scriptedModel, textOf, user, wrap } from '../support/harness';
+import { assistant, chat, recordingLogger, scriptedModel, system, textOf, toolCall, toolResult, user, wrap } from '../support/harness';
 
 const tokens = (count: number, letter = 'u') => letter.repeat(count * 4);
 const checkpointFor = (record: string) => ({ role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, record) }] });
@@ -161,6 +161,47 @@ describe('compaction', () => {
       const later = scripted.stepCalls().slice(40);
       expect(later.map((call) => textOf(call.prompt[0]!).startsWith('<conversation-checkpoint>'))).toEqual(new Array(40).fill(true));
       expect(later.map((call) => textOf(call.prompt[1]!))).toEqual(Array.from({ length: 40 }, (_, index) => `ask ${index}`));
+    });
+  });
+
+  describe('a checkpoint made before the first reply', () => {
+    const openings: Array<[string, Message[]]> = [
+      ['an assistant greeting first', [assistant('Hi! How can I help?'), user('fix the bug')]],
+      ['a seeded tool call first', [toolCall('c1', 'read', { path: 'a' }), toolResult('c1', 'read', 'contents'), user('fix it')]],
+      ['a system message between the user and the reply', [user('u1'), system('context'), assistant('a1'), user('u2')]],
+      ['a user message first', [user('u0'), assistant('a0'), user('u1')]],
+    ];
+    for (const [name, opening] of openings) {
+      it(`should keep using it on every later step (${name})`, async () => {
+        const scripted = scriptedModel();
+        const middleware = compaction({ contextWindow: 200_000 });
+        const wrapped = wrap(scripted.model, middleware);
+        middleware.compactNext();
+        await wrapped.doGenerate({ prompt: opening });
+        let conversation = [...opening];
+        for (let index = 0; index < 3; index++) {
+          conversation = [...conversation, assistant(`reply ${index}`), user(`q ${index}`)];
+          await wrapped.doGenerate({ prompt: conversation });
+        }
+        expect(scripted.summaryCalls()).toHaveLength(1);
+        expect(scripted.stepCalls().map((call) => textOf(call.prompt[0]!).startsWith('<conversation-checkpoint>'))).toEqual([true, true, true, true]);
+      });
+    }
+
+    it('should keep a hold placed on the first step through the tool loop that follows (6.8)', async () => {
+      // Tool definitions over the 170,000 ceiling: the first step has nothing older to compact.
+      const log = recordingLogger();
+      const scripted = scriptedModel();
+      const wrapped = wrap(scripted.model, compaction({ contextWindow: 200_000, logger: log.logger }));
+      const tools = [{ type: 'function' as const, name: 'big', description: tokens(171_000, 'd'), inputSchema: { type: 'object' as const } }];
+      let conversation: Message[] = [user('Start the task.')];
+      await wrapped.doGenerate({ prompt: conversation, tools });
+      for (let index = 0; index < 5; index++) {
+        conversation = [...conversation, toolCall(`c${index}`, 'big', {}), toolResult(`c${index}`, 'big', `out ${index}`)];
+        await wrapped.doGenerate({ prompt: conversation, tools });
+      }
+      expect(scripted.summaryCalls()).toHaveLength(0);
+      expect(log.warn.filter((line) => line.includes('there is nothing older to compact'))).toHaveLength(1);
     });
   });
 
