@@ -28,7 +28,9 @@ rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 blocks.forEach((block, index) => {
   const code = block.replaceAll("from 'ai-compaction/redis'", `from '${src}/redis'`).replaceAll("from 'ai-compaction'", `from '${src}'`);
-  const declared = (name) => new RegExp(`(import\\s*\\{[^}]*\\b${name}\\b[^}]*\\}|\\b(const|let|function|interface|type)\\s+${name}\\b|\\{\\s*${name}\\s*\\}\\s*=)`).test(code);
+  // Imported, declared, or bound by destructuring (`const { a, b }: T = ...`).
+  const declared = (name) =>
+    new RegExp(`(import\\s*(type\\s*)?\\{[^}]*\\b${name}\\b[^}]*\\}|\\b(const|let|var|function|class|interface|type)\\s+${name}\\b|\\b(const|let|var)\\s*\\{[^}]*\\b${name}\\b[^}]*\\})`).test(code);
   const used = (name) => new RegExp(`\\b${name}\\b`).test(code);
   const preamble = Object.entries(FREE).filter(([name]) => used(name) && !declared(name)).map(([, line]) => line);
   // A block that spells out the store interface must match the real one both ways.

@@ -21,6 +21,8 @@ const RECENT_LIMIT = 8;
 const PARSED_LIMIT = 64;
 /** Writes of a checkpoint or hold to a thread, each read back to see it was not lost to a concurrent write. */
 const VERIFIED_WRITES = 3;
+/** A store call that has not settled by then counts as failed: a hung store never holds up a step. */
+export const STORE_TIMEOUT_MS = 5_000;
 
 /**
  * Reads and writes the middleware's records in a store. A store that fails or returns garbage
@@ -38,6 +40,7 @@ export class Keeper {
   constructor(
     private readonly store: CompactionStore,
     private readonly warn: (message: string) => void,
+    private readonly timeoutMs = STORE_TIMEOUT_MS,
   ) {}
 
   async thread(digest: string): Promise<Thread> {
@@ -145,9 +148,28 @@ export class Keeper {
     while (map.size > limit) map.delete(map.keys().next().value as string);
   }
 
+  /** The store call, or a rejection once it has taken longer than the timeout. */
+  private timed<T>(call: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no answer within ${this.timeoutMs} ms`)), this.timeoutMs);
+      Promise.resolve()
+        .then(call)
+        .then(
+          (value) => {
+            clearTimeout(timer);
+            resolve(value);
+          },
+          (error: unknown) => {
+            clearTimeout(timer);
+            reject(error);
+          },
+        );
+    });
+  }
+
   private async read(key: string): Promise<string | undefined> {
     try {
-      const value = await this.store.get(key);
+      const value = await this.timed(() => this.store.get(key));
       if (value === undefined || value === null) return undefined;
       if (typeof value !== 'string') {
         this.warn(`ai-compaction: the store returned a ${typeof value} for ${key}; ignored`);
@@ -162,7 +184,7 @@ export class Keeper {
 
   private async write(key: string, value: string): Promise<boolean> {
     try {
-      await this.store.set(key, value);
+      await this.timed(() => this.store.set(key, value));
       return true;
     } catch (error) {
       this.warn(`ai-compaction: writing ${key} to the store failed (${messageOf(error)})`);

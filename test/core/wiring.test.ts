@@ -4,6 +4,7 @@ import { checkpointText } from '../../src/checkpoint/message';
 import { SUMMARY_FIRST_LINE } from '../../src/checkpoint/prompts';
 import type { CallOptions, FunctionTool, Message } from '../../src/prompt/types';
 import { estimatePrompt } from '../../src/sizing/estimate';
+import { Keeper, STORE_TIMEOUT_MS } from '../../src/store/keeper';
 import { MockLanguageModel, SUMMARY, textResult } from '../support/models';
 import { assistant, chat, recordingLogger, scriptedModel, system, textOf, user, wrap } from '../support/harness';
 
@@ -347,6 +348,34 @@ describe('a store that fails or returns garbage (SPEC 11)', () => {
     expect(scripted.stepCalls().map((call) => call.prompt)).toEqual(expected);
     expect(scripted.summaryCalls()).toHaveLength(2);
     expect(log.warn.some((line) => line.includes(warning))).toBe(true);
+  });
+});
+
+describe('a store that never answers', () => {
+  it('should count a call past the timeout as failed, and let the next write of the same index go on', async () => {
+    const warnings: string[] = [];
+    const inner = memoryStore();
+    let sets = 0;
+    // The first write never settles; later ones do.
+    const store: CompactionStore = {
+      get: (key) => inner.get(key),
+      set: (key, value) => (sets++ === 0 ? new Promise<void>(() => {}) : inner.set(key, value)),
+      delete: (key) => inner.delete(key),
+    };
+    const keeper = new Keeper(store, (line) => warnings.push(line), 50);
+    const thread = 'c'.repeat(64);
+    const count = (length: number) => ({ length, digest: 'd'.repeat(64), checkpoint: null, frame: 'e'.repeat(64), input: length * 100, output: 10 });
+
+    const first = keeper.saveCount(thread, count(1), new Set());
+    const second = keeper.saveCount(thread, count(3), new Set());
+    expect(await first).toBe(false);
+    expect(await second).toBe(true);
+    expect(warnings).toEqual([`ai-compaction: writing thread:${thread} to the store failed (no answer within 50 ms)`]);
+    expect((await keeper.thread(thread)).counts.map((entry) => entry.input)).toEqual([300]);
+  });
+
+  it('should wait 5 seconds for a store call by default', () => {
+    expect(STORE_TIMEOUT_MS).toBe(5_000);
   });
 });
 
