@@ -14,7 +14,8 @@ import type { CompactionStore } from './types';
 export interface RedisClientLike {
   get(key: string): Promise<unknown>;
   // Method syntax on purpose: parameters compare bivariantly, so every client's overloads fit.
-  set(key: string, value: string, ...expiry: unknown[]): Promise<unknown>;
+  // Three parameters, the third `any`: node-redis 4's `set` takes at most three.
+  set(key: string, value: string, options?: any): Promise<unknown>;
   del(key: string): Promise<unknown>;
 }
 
@@ -100,12 +101,14 @@ function asValue(reply: unknown): string | undefined {
  */
 export function redisStore(options: RedisStoreOptions): CompactionStore {
   checkOptions(options);
-  const { client } = options;
+  // node-redis 4 in `legacyMode` takes callbacks; its promise API is under `v4`.
+  const legacy = (options.client as { v4?: RedisClientLike }).v4;
+  const client = typeof legacy?.get === 'function' ? legacy : options.client;
   const prefix = options.prefix ?? DEFAULT_PREFIX;
   const defaultTtl = options.ttlSeconds ?? DEFAULT_TTL_SECONDS;
   // node-redis clients, clusters, sentinels and pools all expose a boolean `isOpen` getter;
   // ioredis has `status` instead. Decided once: the shape of a client does not change.
-  const nodeRedis = typeof (client as { isOpen?: unknown }).isOpen === 'boolean';
+  const nodeRedis = typeof (options.client as { isOpen?: unknown }).isOpen === 'boolean';
 
   return {
     async get(key) {
@@ -120,7 +123,8 @@ export function redisStore(options: RedisStoreOptions): CompactionStore {
           EX: seconds,
         });
       } else {
-        await client.set(prefix + key, value, 'EX', seconds);
+        // ioredis takes Redis's own argument order, which the three-parameter type does not spell.
+        await (client.set as (...args: unknown[]) => Promise<unknown>).call(client, prefix + key, value, 'EX', seconds);
       }
     },
     async delete(key) {

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
+import { createClient as createClient4 } from 'redis4';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisStore, type RedisClientLike } from '../../src/redis';
 import { startRedisServer, type RedisServer } from '../support/redis-server';
@@ -77,6 +78,32 @@ const flavours: Flavour[] = [
         async close() {
           if (client.isReady) await client.close();
           else client.destroy();
+        },
+      };
+    },
+  },
+  {
+    name: 'node-redis 4 in legacyMode',
+    offline: 'The client is offline',
+    async connect(server) {
+      // Its commands take callbacks; the store must use the promise API under `v4`.
+      const client = createClient4({
+        url: server.url,
+        legacyMode: true,
+        socket: { connectTimeout: 500, reconnectStrategy: () => 50 },
+        disableOfflineQueue: true,
+      });
+      client.on('error', () => {});
+      await client.connect();
+      const commands = client.v4 as { get(key: string): Promise<string | null>; ttl(key: string): Promise<number>; rPush(key: string, value: string): Promise<number> };
+      return {
+        client,
+        rawGet: (key) => commands.get(key),
+        ttl: (key) => commands.ttl(key),
+        makeList: async (key) => void (await commands.rPush(key, 'item')),
+        ready: () => client.isReady,
+        async close() {
+          if (client.isReady) await client.disconnect();
         },
       };
     },

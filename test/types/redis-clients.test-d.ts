@@ -1,5 +1,6 @@
 import { Redis, Cluster } from 'ioredis';
 import { createClient, createCluster } from 'redis';
+import { createClient as createClient4 } from 'redis4';
 import { describe, expectTypeOf, it } from 'vitest';
 import { redisStore, type CompactionStore, type RedisClientLike, type RedisStoreOptions } from '../../src/redis';
 
@@ -27,6 +28,14 @@ describe('redisStore client types', () => {
     const client = createClient({ url: 'redis://127.0.0.1:6379', RESP: 3 });
     expectTypeOf(client).toExtend<RedisClientLike>();
     expectTypeOf(redisStore({ client })).toEqualTypeOf<CompactionStore>();
+  });
+
+  it('should accept a node-redis 4 client, also in legacyMode, without a cast', () => {
+    const client = createClient4();
+    expectTypeOf(client).toExtend<RedisClientLike>();
+    expectTypeOf(redisStore({ client })).toEqualTypeOf<CompactionStore>();
+    const legacy = createClient4({ legacyMode: true });
+    expectTypeOf(redisStore({ client: legacy })).toEqualTypeOf<CompactionStore>();
   });
 
   it('should accept a node-redis cluster without a cast', () => {
