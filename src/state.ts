@@ -69,5 +69,13 @@ export function parseState(value: unknown): ParsedState {
   for (const [digest, checkpoint] of Object.entries(state.checkpoints)) {
     if (checkpoint.digest !== digest) fail(`checkpoints.${digest} holds the checkpoint of another conversation`);
   }
+  for (const [digest, thread] of Object.entries(state.threads)) {
+    for (const ref of thread.checkpoints) {
+      const checkpoint = state.checkpoints[ref.digest];
+      if (checkpoint !== undefined && checkpoint.length !== ref.length) {
+        fail(`threads.${digest} lists checkpoint ${ref.digest} as covering ${ref.length} messages, but it covers ${checkpoint.length}`);
+      }
+    }
+  }
   return { threads: state.threads, checkpoints: state.checkpoints };
 }

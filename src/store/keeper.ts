@@ -23,6 +23,11 @@ const PARSED_LIMIT = 64;
 const VERIFIED_WRITES = 3;
 /** A store call that has not settled by then counts as failed: a hung store never holds up a step. */
 export const STORE_TIMEOUT_MS = 5_000;
+/** After a call timed out, the store is not called for this long: steps go on without it at once. */
+export const STORE_PAUSE_MS = 30_000;
+
+/** A call not made because the store timed out a moment ago (warned about once, at the timeout). */
+class StorePaused extends Error {}
 
 /**
  * Reads and writes the middleware's records in a store. A store that fails or returns garbage
@@ -41,7 +46,11 @@ export class Keeper {
     private readonly store: CompactionStore,
     private readonly warn: (message: string) => void,
     private readonly timeoutMs = STORE_TIMEOUT_MS,
+    private readonly pauseMs = STORE_PAUSE_MS,
   ) {}
+
+  /** Until when the store is not called, after a call timed out. */
+  private pausedUntil = 0;
 
   async thread(digest: string): Promise<Thread> {
     const raw = await this.read(threadKey(digest));
@@ -57,6 +66,11 @@ export class Keeper {
 
   async checkpoint(digest: string, length: number): Promise<StoredCheckpoint | undefined> {
     const cached = this.parsed.get(digest);
+    // A checkpoint is found through a thread's entry: both must name the same prefix.
+    if (cached !== undefined && cached.length !== length) {
+      this.warn(`ai-compaction: ignored a checkpoint under ${checkpointKey(digest)} whose length does not match its entry`);
+      return undefined;
+    }
     if (cached !== undefined) {
       // Used now: `state()` must hold it along with its thread.
       this.remember(this.recentCheckpoints, digest, cached);
@@ -96,13 +110,17 @@ export class Keeper {
     return this.updateThread(threadDigest, { holds: [hold] }, VERIFIED_WRITES);
   }
 
-  /** Writes what `state()` held into the store, merged with what the store already has. */
+  /**
+   * Writes what `state()` held into the store, merged with what the store already has (which is
+   * newer: its entries come first). `state()` holds it all from the start.
+   */
   async restore(threads: Record<string, Thread>, checkpoints: Record<string, StoredCheckpoint>): Promise<void> {
-    for (const checkpoint of Object.values(checkpoints)) {
-      this.cache(checkpoint);
-      await this.write(checkpointKey(checkpoint.digest), JSON.stringify(checkpoint));
-    }
-    for (const [digest, thread] of Object.entries(threads)) await this.updateThread(digest, thread, VERIFIED_WRITES);
+    for (const checkpoint of Object.values(checkpoints)) this.cache(checkpoint);
+    for (const [digest, thread] of Object.entries(threads)) this.remember(this.recentThreads, digest, thread);
+    await Promise.all([
+      ...Object.values(checkpoints).map((checkpoint) => this.write(checkpointKey(checkpoint.digest), JSON.stringify(checkpoint))),
+      ...Object.entries(threads).map(([digest, thread]) => this.updateThread(digest, thread, VERIFIED_WRITES, undefined, true)),
+    ]);
   }
 
   /**
@@ -111,8 +129,8 @@ export class Keeper {
    * thread is read back and the patch merged again until it holds it. This instance's own writes
    * of a thread are queued, so they never drop each other.
    */
-  private updateThread(digest: string, patch: ThreadPatch, attempts: number, keepCount?: (count: CountRecord) => boolean): Promise<boolean> {
-    const run = (this.writing.get(digest) ?? Promise.resolve()).then(() => this.mergeInto(digest, patch, attempts, keepCount));
+  private updateThread(digest: string, patch: ThreadPatch, attempts: number, keepCount?: (count: CountRecord) => boolean, older = false): Promise<boolean> {
+    const run = (this.writing.get(digest) ?? Promise.resolve()).then(() => this.mergeInto(digest, patch, attempts, keepCount, older));
     const done = run.then(
       () => undefined,
       () => undefined,
@@ -124,10 +142,11 @@ export class Keeper {
     return run;
   }
 
-  private async mergeInto(digest: string, patch: ThreadPatch, attempts: number, keepCount?: (count: CountRecord) => boolean): Promise<boolean> {
+  private async mergeInto(digest: string, patch: ThreadPatch, attempts: number, keepCount?: (count: CountRecord) => boolean, older = false): Promise<boolean> {
     let current = await this.thread(digest);
     for (let attempt = 1; ; attempt++) {
-      const merged = mergeThreads(current, patch);
+      // Entries of the same identity: the newer wins, and the newest come first.
+      const merged = older ? mergeThreads({ ...emptyThread(), ...patch }, current) : mergeThreads(current, patch);
       if (keepCount !== undefined) merged.counts = merged.counts.filter((count, index) => index === 0 || keepCount(count));
       this.remember(this.recentThreads, digest, merged);
       if (!(await this.write(threadKey(digest), JSON.stringify(merged)))) return false;
@@ -150,8 +169,12 @@ export class Keeper {
 
   /** The store call, or a rejection once it has taken longer than the timeout. */
   private timed<T>(call: () => Promise<T>): Promise<T> {
+    if (Date.now() < this.pausedUntil) return Promise.reject(new StorePaused());
     return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no answer within ${this.timeoutMs} ms`)), this.timeoutMs);
+      const timer = setTimeout(() => {
+        this.pausedUntil = Date.now() + this.pauseMs;
+        reject(new Error(`no answer within ${this.timeoutMs} ms; not calling it for ${this.pauseMs / 1000} s`));
+      }, this.timeoutMs);
       Promise.resolve()
         .then(call)
         .then(
@@ -177,7 +200,7 @@ export class Keeper {
       }
       return value;
     } catch (error) {
-      this.warn(`ai-compaction: reading ${key} from the store failed (${messageOf(error)}); going on without it`);
+      if (!(error instanceof StorePaused)) this.warn(`ai-compaction: reading ${key} from the store failed (${messageOf(error)}); going on without it`);
       return undefined;
     }
   }
@@ -187,7 +210,7 @@ export class Keeper {
       await this.timed(() => this.store.set(key, value));
       return true;
     } catch (error) {
-      this.warn(`ai-compaction: writing ${key} to the store failed (${messageOf(error)})`);
+      if (!(error instanceof StorePaused)) this.warn(`ai-compaction: writing ${key} to the store failed (${messageOf(error)})`);
       return false;
     }
   }

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compaction } from '../../src';
+import { compaction, memoryStore } from '../../src';
+import type { CompactionStore } from '../../src/store/types';
 import { buildState, parseState } from '../../src/state';
 import type { StoredCheckpoint, Thread } from '../../src/store/records';
 
@@ -65,6 +66,13 @@ function validState() {
 }
 
 const REFUSED = 'ai-compaction: option state is refused';
+
+/** A store whose calls take a moment: a restore into it is still going on when the test looks. */
+function slowStore(): CompactionStore {
+  const inner = memoryStore();
+  const later = <T>(act: () => Promise<T>) => new Promise<T>((resolve, reject) => setTimeout(() => act().then(resolve, reject), 20));
+  return { get: (key) => later(() => inner.get(key)), set: (key, value) => later(() => inner.set(key, value)), delete: (key) => later(() => inner.delete(key)) };
+}
 
 function refusal(value: unknown): TypeError {
   try {
@@ -188,9 +196,50 @@ describe('state', () => {
       const state = buildState(new Map(), new Map([[B, checkpointA]]));
       expect(refusal(state).message).toContain(`checkpoints.${B} holds the checkpoint of another conversation`);
     });
+
+    it('should refuse a thread whose entry gives a checkpoint another length than the checkpoint has', () => {
+      // A checksum is no signature: anyone can rebuild one. A length mismatch would send the
+      // checkpoint in place of messages it does not cover.
+      const thread: Thread = { ...threadC, checkpoints: [{ length: 3, digest: A }] };
+      const state = buildState(new Map([[C, thread]]), new Map([[A, checkpointA]]));
+      expect(refusal(state).message).toContain(`threads.${C} lists checkpoint ${A} as covering 3 messages, but it covers 4`);
+    });
+
+    it.each([
+      ['an index past the messages it covers', [2, 4]],
+      ['indices out of order', [2, 1]],
+      ['an index twice', [1, 1]],
+    ])('should refuse a native checkpoint whose keep has %s', (_name, keep) => {
+      const native: StoredCheckpoint = {
+        ...checkpointA,
+        native: { provider: 'openai', model: 'openai.responses:gpt-5', part: { type: 'custom' }, keep },
+      };
+      const state = buildState(new Map(), new Map([[A, native]]));
+      expect(refusal(state).message).toContain('native.keep must list messages it covers, in increasing order');
+    });
   });
 
   describe('compaction({ state })', () => {
+    it('should hold the whole restored state in state() at once, before any step', () => {
+      const state = validState();
+      const restored = compaction({ state, store: slowStore() }).state();
+      expect(restored.threads).toEqual(state.threads);
+      expect(restored.checkpoints).toEqual(state.checkpoints);
+    });
+
+    it('should keep the newer entries a store already has over the older ones of a restored state', async () => {
+      // The state's thread is full (32 checkpoint entries); the store has a newer, longer one since.
+      const store = memoryStore();
+      const old: Thread = { v: 1, checkpoints: Array.from({ length: 32 }, (_, index) => ({ length: 32 - index, digest: index.toString(16).padStart(64, '0') })), counts: [], holds: [] };
+      const newer = { length: 40, digest: 'e'.repeat(64) };
+      await store.set(`thread:${C}`, JSON.stringify({ ...old, checkpoints: [newer, ...old.checkpoints.slice(0, 31)] }));
+      const middleware = compaction({ state: buildState(new Map([[C, old]]), new Map()), store });
+      await middleware.transformParams!({ type: 'generate', params: { prompt: [] }, model: {} as never });
+      const thread = JSON.parse((await store.get(`thread:${C}`))!) as Thread;
+      expect(thread.checkpoints[0]).toEqual(newer);
+      expect(thread.checkpoints).toHaveLength(32);
+    });
+
     it('should refuse a tampered state at construction', () => {
       const state = { ...validState(), checksum: 'f'.repeat(64) };
       expect(() => compaction({ state })).toThrow(TypeError);
