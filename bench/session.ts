@@ -146,7 +146,9 @@ interface Row {
 }
 
 async function runStrategy(strategy: Strategy, system = SYSTEM): Promise<Row> {
-  const server = await startProviderServer({ contextWindow: WINDOW, seed: 11, agent: { toolCallsPerTurn: STEPS_PER_TURN - 1 }, keepBodies: 0 });
+  // The agent keeps calling tools; each turn ends at its 50th step (stopWhen), so every strategy
+  // that raises no error runs the same 500 steps and the totals compare like for like.
+  const server = await startProviderServer({ contextWindow: WINDOW, seed: 11, agent: { toolCallsPerTurn: 10_000 }, keepBodies: 0 });
   const { middleware, compactions } = strategy.middleware();
   const base = createOpenAI({ baseURL: server.openaiBaseURL, apiKey: 'local' }).chat('local-coding-agent');
   const model = middleware.length === 0 ? base : wrapLanguageModel({ model: base, middleware });
