@@ -15,9 +15,9 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
-import { generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
+import { type LanguageModelMiddleware, generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
 import { z } from 'zod';
-import { type CompactionRecord, compaction } from '../src';
+import { type CompactionRecord, compaction, isContextOverflowError, isSummaryRequest } from '../src';
 import { ceiling } from '../src/sizing/ceiling';
 import { createProjectTools, projectToolDescriptions, startProviderServer } from '../test/support/provider-server';
 import { type StepPoint, sessionChart, sparkline } from './chart';
@@ -57,6 +57,26 @@ const middleware = compaction({
   },
 });
 
+/**
+ * Sits between the compaction middleware and the model, so it sees every call that goes out (the
+ * steps and the summary requests) on any provider: what the table reports is measured, not assumed.
+ */
+const meter = { summaryRequests: 0, rejections: 0, billed: 0 };
+const metering: LanguageModelMiddleware = {
+  specificationVersion: 'v3',
+  wrapGenerate: async ({ doGenerate, params }) => {
+    if (isSummaryRequest(params)) meter.summaryRequests++;
+    try {
+      const result = await doGenerate();
+      meter.billed += result.usage.inputTokens.total ?? 0;
+      return result;
+    } catch (error) {
+      if (isContextOverflowError(error)) meter.rejections++;
+      throw error;
+    }
+  },
+};
+
 const project = createProjectTools(7);
 const tools = {
   read_file: tool({ description: projectToolDescriptions.read_file, inputSchema: z.object({ path: z.string() }), execute: async (input) => project.read_file(input) }),
@@ -70,7 +90,7 @@ console.log(`ai-compaction demo: ${steps} agent steps, ${WINDOW.toLocaleString('
 let failure: unknown;
 try {
   await generateText({
-    model: wrapLanguageModel({ model, middleware }),
+    model: wrapLanguageModel({ model, middleware: [middleware, metering] }),
     system: 'You are a coding agent working in a TypeScript repository. Use the tools to find and fix the failing tests. Be terse.',
     prompt: 'The test suite is failing. Find the cause of every failure and fix it.',
     tools,
@@ -92,9 +112,7 @@ try {
 }
 
 const prompts = points.map((point) => point.promptTokens);
-const summaryRequests = server ? server.requests.filter((request) => request.isSummaryRequest).length : records.length;
-const rejections = server ? server.requests.filter((request) => request.rejected).length : 0;
-const billed = server ? server.requests.reduce((sum, request) => sum + request.promptTokens, 0) : prompts.reduce((a, b) => a + b, 0);
+const { summaryRequests, rejections, billed } = meter;
 const max = Math.max(0, ...prompts);
 const mean = prompts.length === 0 ? 0 : Math.round(prompts.reduce((a, b) => a + b, 0) / prompts.length);
 
