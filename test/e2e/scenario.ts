@@ -331,10 +331,10 @@ export function describeClientMatrix(options: MatrixOptions): void {
             expect(rejectedSteps).toHaveLength(1);
           }
 
-          // the steps the provider answered are the caller's steps, each within the provider's window
+          // the steps the provider answered are the caller's steps (that each fit the provider's window
+          // holds by construction: the server rejects any request over it)
           const answered = server.requests.filter((r) => !r.rejected && !isSummary(r));
           expect(answered.map((r) => r.reply!.toolCalls.length)).toEqual(run.steps.map((s) => s.toolCalls.length));
-          expect(server.requests.filter((r) => !r.rejected).every((r) => r.promptTokens <= OVERFLOW_SERVER_WINDOW)).toBe(true);
 
           const calls = run.steps.flatMap((s) => s.toolCalls.map((c) => c.toolCallId));
           expect(toolCallIds(run.messages)).toEqual(calls);
