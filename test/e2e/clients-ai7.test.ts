@@ -1,6 +1,6 @@
 // End to end with the real clients, AI SDK 7: @ai-sdk/openai v4 (chat and Responses) and
 // @ai-sdk/anthropic v4 against the local provider server, generateText and streamText. It imports
-// ai@7 by name, so it runs under the ai6 vitest project too (the ai7 project excludes test/e2e/**).
+// ai@7 by name and runs in the ai7 vitest project, where the package's own imports of `ai` are ai@7.
 import { createAnthropic } from 'anthropic4';
 import { createOpenAI } from 'openai4';
 import { generateText, stepCountIs, streamText, tool, wrapLanguageModel } from 'ai7';
