@@ -14,7 +14,13 @@ import type { CompactionStore } from './types';
 export interface RedisClientLike {
   get(key: string): Promise<unknown>;
   // Method syntax on purpose: parameters compare bivariantly, so every client's overloads fit.
-  // Three parameters, the third `any`: node-redis 4's `set` takes at most three.
+  set(key: string, value: string, ...expiry: unknown[]): Promise<unknown>;
+  del(key: string): Promise<unknown>;
+}
+
+/** A node-redis 4 client: its `set` takes at most three parameters, the third its options. */
+export interface NodeRedis4ClientLike {
+  get(key: string): Promise<unknown>;
   set(key: string, value: string, options?: any): Promise<unknown>;
   del(key: string): Promise<unknown>;
 }
@@ -22,7 +28,7 @@ export interface RedisClientLike {
 /** Options of {@link redisStore}. */
 export interface RedisStoreOptions {
   /** A connected (or connecting) ioredis or node-redis client; the store never connects or quits it. */
-  client: RedisClientLike;
+  client: RedisClientLike | NodeRedis4ClientLike;
   /** Put before every key (default `"ai-compaction:"`); use it to separate apps sharing a database. */
   prefix?: string;
   /** Seconds a value lives when `set` is not given `ttlSeconds` (default 604800, 7 days). */
@@ -92,6 +98,19 @@ function asValue(reply: unknown): string | undefined {
 }
 
 /**
+ * The promise API of a node-redis 4 client in `legacyMode` (whose own methods take callbacks), or
+ * `undefined`. Outside legacy mode its `v4` getter throws.
+ */
+function legacyCommands(client: unknown): RedisClientLike | undefined {
+  try {
+    const commands = (client as { v4?: RedisClientLike }).v4;
+    return typeof commands?.get === 'function' ? commands : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * A {@link CompactionStore} in Redis, so every server instance shares checkpoints. Pass your own
  * ioredis or node-redis client; this module imports neither. Keys are `prefix + key`, every value
  * expires (`EX`) after `ttlSeconds`. Errors of the client reject the returned promises.
@@ -101,14 +120,12 @@ function asValue(reply: unknown): string | undefined {
  */
 export function redisStore(options: RedisStoreOptions): CompactionStore {
   checkOptions(options);
-  // node-redis 4 in `legacyMode` takes callbacks; its promise API is under `v4`.
-  const legacy = (options.client as { v4?: RedisClientLike }).v4;
-  const client = typeof legacy?.get === 'function' ? legacy : options.client;
-  const prefix = options.prefix ?? DEFAULT_PREFIX;
-  const defaultTtl = options.ttlSeconds ?? DEFAULT_TTL_SECONDS;
   // node-redis clients, clusters, sentinels and pools all expose a boolean `isOpen` getter;
   // ioredis has `status` instead. Decided once: the shape of a client does not change.
   const nodeRedis = typeof (options.client as { isOpen?: unknown }).isOpen === 'boolean';
+  const client = (nodeRedis ? legacyCommands(options.client) : undefined) ?? (options.client as RedisClientLike);
+  const prefix = options.prefix ?? DEFAULT_PREFIX;
+  const defaultTtl = options.ttlSeconds ?? DEFAULT_TTL_SECONDS;
 
   return {
     async get(key) {
@@ -123,8 +140,7 @@ export function redisStore(options: RedisStoreOptions): CompactionStore {
           EX: seconds,
         });
       } else {
-        // ioredis takes Redis's own argument order, which the three-parameter type does not spell.
-        await (client.set as (...args: unknown[]) => Promise<unknown>).call(client, prefix + key, value, 'EX', seconds);
+        await client.set(prefix + key, value, 'EX', seconds);
       }
     },
     async delete(key) {

@@ -2,12 +2,12 @@ import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { createClient as createClient4 } from 'redis4';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { redisStore, type RedisClientLike } from '../../src/redis';
+import { redisStore, type RedisClientLike, type RedisStoreOptions } from '../../src/redis';
 import { startRedisServer, type RedisServer } from '../support/redis-server';
 
 /** One client library, driven through the store and inspected through its own commands. */
 interface Connection {
-  client: RedisClientLike;
+  client: RedisStoreOptions['client'];
   /** The raw value under a full (prefixed) key. */
   rawGet(key: string): Promise<string | null>;
   /** Seconds left on a full key (-1: no expiry, -2: no key). */
@@ -78,6 +78,25 @@ const flavours: Flavour[] = [
         async close() {
           if (client.isReady) await client.close();
           else client.destroy();
+        },
+      };
+    },
+  },
+  {
+    name: 'node-redis 4',
+    offline: 'The client is offline',
+    async connect(server) {
+      const client = createClient4({ url: server.url, socket: { connectTimeout: 500, reconnectStrategy: () => 50 }, disableOfflineQueue: true });
+      client.on('error', () => {});
+      await client.connect();
+      return {
+        client,
+        rawGet: (key) => client.get(key),
+        ttl: (key) => client.ttl(key),
+        makeList: async (key) => void (await client.rPush(key, 'item')),
+        ready: () => client.isReady,
+        async close() {
+          if (client.isReady) await client.disconnect();
         },
       };
     },

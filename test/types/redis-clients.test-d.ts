@@ -2,7 +2,7 @@ import { Redis, Cluster } from 'ioredis';
 import { createClient, createCluster } from 'redis';
 import { createClient as createClient4 } from 'redis4';
 import { describe, expectTypeOf, it } from 'vitest';
-import { redisStore, type CompactionStore, type RedisClientLike, type RedisStoreOptions } from '../../src/redis';
+import { redisStore, type CompactionStore, type NodeRedis4ClientLike, type RedisClientLike, type RedisStoreOptions } from '../../src/redis';
 
 // Type level only: nothing here runs, so no client connects.
 describe('redisStore client types', () => {
@@ -32,10 +32,20 @@ describe('redisStore client types', () => {
 
   it('should accept a node-redis 4 client, also in legacyMode, without a cast', () => {
     const client = createClient4();
-    expectTypeOf(client).toExtend<RedisClientLike>();
+    expectTypeOf(client).toExtend<NodeRedis4ClientLike>();
     expectTypeOf(redisStore({ client })).toEqualTypeOf<CompactionStore>();
     const legacy = createClient4({ legacyMode: true });
     expectTypeOf(redisStore({ client: legacy })).toEqualTypeOf<CompactionStore>();
+  });
+
+  it("should accept a client of one's own typed with Redis's argument order", () => {
+    const client = {
+      get: async (_key: string): Promise<string | null> => null,
+      set: async (_key: string, _value: string, _mode: 'EX', _seconds: number): Promise<'OK'> => 'OK',
+      del: async (_key: string): Promise<number> => 1,
+    };
+    expectTypeOf(client).toExtend<RedisClientLike>();
+    expectTypeOf(redisStore({ client })).toEqualTypeOf<CompactionStore>();
   });
 
   it('should accept a node-redis cluster without a cast', () => {
