@@ -23,11 +23,12 @@ const PARSED_LIMIT = 64;
 const VERIFIED_WRITES = 3;
 /** A store call that has not settled by then counts as failed: a hung store never holds up a step. */
 export const STORE_TIMEOUT_MS = 5_000;
-/** After a call timed out, the store is not called for this long: steps go on without it at once. */
-export const STORE_PAUSE_MS = 30_000;
 
-/** A call not made because the store timed out a moment ago (warned about once, at the timeout). */
-class StorePaused extends Error {}
+/**
+ * A call not made, or a try that timed out again, while the store is stalled (after a call timed
+ * out, until one answers): warned about once, at the first timeout.
+ */
+class StoreStalled extends Error {}
 
 /**
  * Reads and writes the middleware's records in a store. A store that fails or returns garbage
@@ -46,11 +47,11 @@ export class Keeper {
     private readonly store: CompactionStore,
     private readonly warn: (message: string) => void,
     private readonly timeoutMs = STORE_TIMEOUT_MS,
-    private readonly pauseMs = STORE_PAUSE_MS,
   ) {}
 
-  /** Until when the store is not called, after a call timed out. */
-  private pausedUntil = 0;
+  /** A call timed out and none has answered since: one call at a time tries the store. */
+  private stalled = false;
+  private trying = false;
 
   async thread(digest: string): Promise<Thread> {
     const raw = await this.read(threadKey(digest));
@@ -167,23 +168,37 @@ export class Keeper {
     while (map.size > limit) map.delete(map.keys().next().value as string);
   }
 
-  /** The store call, or a rejection once it has taken longer than the timeout. */
+  /**
+   * The store call, or a rejection once it has taken longer than the timeout. After a timeout the
+   * store is stalled: until a call answers (a value or an error) one call at a time tries it and
+   * the others fail at once, so a hung store holds up one step at a time, and a store that was
+   * slow once is used again as soon as it answers.
+   */
   private timed<T>(call: () => Promise<T>): Promise<T> {
-    if (Date.now() < this.pausedUntil) return Promise.reject(new StorePaused());
+    if (this.stalled && this.trying) return Promise.reject(new StoreStalled());
+    const trying = this.stalled;
+    this.trying ||= trying;
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
-        this.pausedUntil = Date.now() + this.pauseMs;
-        reject(new Error(`no answer within ${this.timeoutMs} ms; not calling it for ${this.pauseMs / 1000} s`));
+        if (trying) this.trying = false;
+        const first = !this.stalled;
+        this.stalled = true;
+        reject(first ? new Error(`no answer within ${this.timeoutMs} ms; until it answers, one call at a time tries it`) : new StoreStalled());
       }, this.timeoutMs);
+      const answered = () => {
+        clearTimeout(timer);
+        if (trying) this.trying = false;
+        this.stalled = false;
+      };
       Promise.resolve()
         .then(call)
         .then(
           (value) => {
-            clearTimeout(timer);
+            answered();
             resolve(value);
           },
           (error: unknown) => {
-            clearTimeout(timer);
+            answered();
             reject(error);
           },
         );
@@ -200,7 +215,7 @@ export class Keeper {
       }
       return value;
     } catch (error) {
-      if (!(error instanceof StorePaused)) this.warn(`ai-compaction: reading ${key} from the store failed (${messageOf(error)}); going on without it`);
+      if (!(error instanceof StoreStalled)) this.warn(`ai-compaction: reading ${key} from the store failed (${messageOf(error)}); going on without it`);
       return undefined;
     }
   }
@@ -210,7 +225,7 @@ export class Keeper {
       await this.timed(() => this.store.set(key, value));
       return true;
     } catch (error) {
-      if (!(error instanceof StorePaused)) this.warn(`ai-compaction: writing ${key} to the store failed (${messageOf(error)})`);
+      if (!(error instanceof StoreStalled)) this.warn(`ai-compaction: writing ${key} to the store failed (${messageOf(error)})`);
       return false;
     }
   }

@@ -4,7 +4,7 @@ import { checkpointText } from '../../src/checkpoint/message';
 import { SUMMARY_FIRST_LINE } from '../../src/checkpoint/prompts';
 import type { CallOptions, FunctionTool, Message } from '../../src/prompt/types';
 import { estimatePrompt } from '../../src/sizing/estimate';
-import { Keeper, STORE_PAUSE_MS, STORE_TIMEOUT_MS } from '../../src/store/keeper';
+import { Keeper, STORE_TIMEOUT_MS } from '../../src/store/keeper';
 import { MockLanguageModel, SUMMARY, textResult } from '../support/models';
 import { assistant, chat, recordingLogger, scriptedModel, system, textOf, user, wrap } from '../support/harness';
 
@@ -362,7 +362,7 @@ describe('a store that never answers', () => {
       set: (key, value) => (sets++ === 0 ? new Promise<void>(() => {}) : inner.set(key, value)),
       delete: (key) => inner.delete(key),
     };
-    const keeper = new Keeper(store, (line) => warnings.push(line), 50, 0);
+    const keeper = new Keeper(store, (line) => warnings.push(line), 50);
     const thread = 'c'.repeat(64);
     const count = (length: number) => ({ length, digest: 'd'.repeat(64), checkpoint: null, frame: 'e'.repeat(64), input: length * 100, output: 10 });
 
@@ -370,30 +370,34 @@ describe('a store that never answers', () => {
     const second = keeper.saveCount(thread, count(3), new Set());
     expect(await first).toBe(false);
     expect(await second).toBe(true);
-    expect(warnings).toEqual([`ai-compaction: writing thread:${thread} to the store failed (no answer within 50 ms; not calling it for 0 s)`]);
+    expect(warnings).toEqual([`ai-compaction: writing thread:${thread} to the store failed (no answer within 50 ms; until it answers, one call at a time tries it)`]);
     expect((await keeper.thread(thread)).counts.map((entry) => entry.input)).toEqual([300]);
   });
 
-  it('should not call a store that just timed out until the pause is over, warning once', async () => {
+  it('should try a store that timed out one call at a time until it answers, warning once', async () => {
     const warnings: string[] = [];
     let gets = 0;
+    // The first two reads never answer; later ones do.
     const store: CompactionStore = {
-      get: () => (gets++ === 0 ? new Promise<undefined>(() => {}) : Promise.resolve(undefined)),
+      get: () => (++gets <= 2 ? new Promise<undefined>(() => {}) : Promise.resolve(undefined)),
       set: async () => {},
       delete: async () => {},
     };
-    const keeper = new Keeper(store, (line) => warnings.push(line), 50, 300);
+    const keeper = new Keeper(store, (line) => warnings.push(line), 50);
     const thread = 'c'.repeat(64);
     expect((await keeper.thread(thread)).counts).toEqual([]);
     expect(gets).toBe(1);
-    // Paused: answered at once, without calling the store and without another warning.
-    await keeper.thread(thread);
-    expect(await keeper.saveHold(thread, { length: 1, digest: 'd'.repeat(64), checkpoint: null, size: 10 })).toBe(false);
-    expect(gets).toBe(1);
-    expect(warnings).toEqual([`ai-compaction: reading thread:${thread} from the store failed (no answer within 50 ms; not calling it for 0.3 s); going on without it`]);
-    await new Promise((resolve) => setTimeout(resolve, 350));
-    await keeper.thread(thread);
+    // Stalled: this read tries the store; while it does, another read does not call it.
+    const trying = keeper.thread(thread);
+    expect((await keeper.thread(thread)).counts).toEqual([]);
     expect(gets).toBe(2);
+    await trying;
+    // That try timed out too, quietly; the next one is answered, and the store is used again.
+    await keeper.thread(thread);
+    expect(gets).toBe(3);
+    await Promise.all([keeper.thread(thread), keeper.thread(thread)]);
+    expect(gets).toBe(5);
+    expect(warnings).toEqual([`ai-compaction: reading thread:${thread} from the store failed (no answer within 50 ms; until it answers, one call at a time tries it); going on without it`]);
   });
 
   it('should not return a cached checkpoint for an entry that gives it another length', async () => {
@@ -407,9 +411,8 @@ describe('a store that never answers', () => {
     expect(warnings).toEqual([`ai-compaction: ignored a checkpoint under cp:${digest} whose length does not match its entry`]);
   });
 
-  it('should wait 5 seconds for a store call by default, then leave the store alone for 30', () => {
+  it('should wait 5 seconds for a store call by default', () => {
     expect(STORE_TIMEOUT_MS).toBe(5_000);
-    expect(STORE_PAUSE_MS).toBe(30_000);
   });
 });
 
