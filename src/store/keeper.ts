@@ -30,6 +30,16 @@ export const STORE_TIMEOUT_MS = 5_000;
  */
 class StoreStalled extends Error {}
 
+/** How a patch is written to a thread. */
+interface ThreadWrite {
+  /** Writes at most, each read back to see the patch was not lost to a concurrent write (default 1: not read back). */
+  attempts?: number;
+  /** Which older counts stay (the newest always does). */
+  keepCount?: (count: CountRecord) => boolean;
+  /** The patch is older than what the store has (a restored state): the store's entries win. */
+  older?: boolean;
+}
+
 /**
  * Reads and writes the middleware's records in a store. A store that fails or returns garbage
  * degrades to "nothing stored" with a warning: never a wrong checkpoint, never a failed step.
@@ -93,22 +103,22 @@ export class Keeper {
     this.cache(checkpoint);
     const written = await this.write(checkpointKey(checkpoint.digest), JSON.stringify(checkpoint));
     if (!written) return false;
-    return this.updateThread(threadDigest, { checkpoints: [{ length: checkpoint.length, digest: checkpoint.digest }] }, VERIFIED_WRITES);
+    return this.updateThread(threadDigest, { checkpoints: [{ length: checkpoint.length, digest: checkpoint.digest }] }, { attempts: VERIFIED_WRITES });
   }
 
   /** Adds a count to its thread; counts of shorter prompts of the same conversation (`superseded`) go. */
   async saveCount(threadDigest: string, count: CountRecord, superseded: ReadonlySet<string>): Promise<boolean> {
     // A count lost to a concurrent write only means the next step estimates more: not read back.
-    return this.updateThread(threadDigest, { counts: [count] }, 1, (kept) => !superseded.has(kept.digest));
+    return this.updateThread(threadDigest, { counts: [count] }, { keepCount: (kept) => !superseded.has(kept.digest) });
   }
 
   /** Adds entries found under another index (a conversation's first message) to this one. */
   async adopt(threadDigest: string, patch: ThreadPatch): Promise<boolean> {
-    return this.updateThread(threadDigest, patch, VERIFIED_WRITES);
+    return this.updateThread(threadDigest, patch, { attempts: VERIFIED_WRITES });
   }
 
   async saveHold(threadDigest: string, hold: Hold): Promise<boolean> {
-    return this.updateThread(threadDigest, { holds: [hold] }, VERIFIED_WRITES);
+    return this.updateThread(threadDigest, { holds: [hold] }, { attempts: VERIFIED_WRITES });
   }
 
   /**
@@ -120,7 +130,7 @@ export class Keeper {
     for (const [digest, thread] of Object.entries(threads)) this.remember(this.recentThreads, digest, thread);
     await Promise.all([
       ...Object.values(checkpoints).map((checkpoint) => this.write(checkpointKey(checkpoint.digest), JSON.stringify(checkpoint))),
-      ...Object.entries(threads).map(([digest, thread]) => this.updateThread(digest, thread, VERIFIED_WRITES, undefined, true)),
+      ...Object.entries(threads).map(([digest, thread]) => this.updateThread(digest, thread, { attempts: VERIFIED_WRITES, older: true })),
     ]);
   }
 
@@ -130,8 +140,8 @@ export class Keeper {
    * thread is read back and the patch merged again until it holds it. This instance's own writes
    * of a thread are queued, so they never drop each other.
    */
-  private updateThread(digest: string, patch: ThreadPatch, attempts: number, keepCount?: (count: CountRecord) => boolean, older = false): Promise<boolean> {
-    const run = (this.writing.get(digest) ?? Promise.resolve()).then(() => this.mergeInto(digest, patch, attempts, keepCount, older));
+  private updateThread(digest: string, patch: ThreadPatch, how: ThreadWrite = {}): Promise<boolean> {
+    const run = (this.writing.get(digest) ?? Promise.resolve()).then(() => this.mergeInto(digest, patch, how));
     const done = run.then(
       () => undefined,
       () => undefined,
@@ -143,7 +153,7 @@ export class Keeper {
     return run;
   }
 
-  private async mergeInto(digest: string, patch: ThreadPatch, attempts: number, keepCount?: (count: CountRecord) => boolean, older = false): Promise<boolean> {
+  private async mergeInto(digest: string, patch: ThreadPatch, { attempts = 1, keepCount, older = false }: ThreadWrite): Promise<boolean> {
     let current = await this.thread(digest);
     for (let attempt = 1; ; attempt++) {
       // Entries of the same identity: the newer wins, and the newest come first.
