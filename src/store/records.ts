@@ -6,7 +6,8 @@ import { z } from 'zod';
  * - `thread:<digest>`: per conversation opening (the messages through the first reply to a user
  *   message, and the scope), which checkpoints, provider counts and holds exist for conversations
  *   that open that way, so a step finds them with two reads. The steps before that reply keep
- *   their counts and holds under the first message.
+ *   theirs under the first message; the first step with a reply carries its checkpoint and holds
+ *   over.
  * Keys hold digests only, never message text.
  */
 export const FORMAT_VERSION = 1;
