@@ -42,6 +42,20 @@ function nativeModel(provider: 'openai.responses' | 'anthropic.messages', counte
   return { model, calls };
 }
 
+/** Two manual compactions of two short conversations with `native: true`; each ends with the template summary. */
+async function compactTwice(model: unknown, log: ReturnType<typeof recordingLogger>): Promise<void> {
+  const middleware = compaction({ native: true, logger: log.logger });
+  for (let index = 0; index < 2; index++) {
+    middleware.compactNext();
+    await wrap(model, middleware).doGenerate({ prompt: [user(`ask ${index}`), assistant('a'), user('b')] });
+    expect(middleware.last()!.summary).toBe(SUMMARY);
+  }
+}
+
+/** What each call the model received was: a native trigger, a summary request or a step. */
+const kinds = (calls: CallOptions[], isTrigger: (call: CallOptions) => boolean) =>
+  calls.map((call) => (isTrigger(call) ? 'trigger' : isSummaryPrompt(call.prompt) ? 'summary' : 'step'));
+
 describe('native compaction', () => {
   it('should let OpenAI Responses compact and send the item back unchanged, followed by the newest user messages', async () => {
     const { model, calls } = nativeModel('openai.responses', () => 5_000);
@@ -192,14 +206,8 @@ describe('native compaction', () => {
         return isSummaryPrompt(params.prompt) ? textResult(SUMMARY, 10, 10) : textResult('ok', 10, 10);
       },
     });
-    const middleware = compaction({ native: true, logger: log.logger });
-    for (let index = 0; index < 2; index++) {
-      middleware.compactNext();
-      await wrap(model, middleware).doGenerate({ prompt: [user(`ask ${index}`), assistant('a'), user('b')] });
-      expect(middleware.last()!.summary).toBe(SUMMARY);
-    }
-    const kinds = calls.map((call) => (call.providerOptions?.openai?.compactionTrigger ? 'trigger' : isSummaryPrompt(call.prompt) ? 'summary' : 'step'));
-    expect(kinds).toEqual(['trigger', 'summary', 'step', 'summary', 'step']);
+    await compactTwice(model, log);
+    expect(kinds(calls, (call) => call.providerOptions?.openai?.compactionTrigger === true)).toEqual(['trigger', 'summary', 'step', 'summary', 'step']);
     expect(log.warn.filter((line) => line.includes('native compaction is not available for openai.responses:'))).toHaveLength(1);
   });
 
@@ -226,14 +234,8 @@ describe('native compaction', () => {
           return isSummaryPrompt(params.prompt) ? textResult(SUMMARY, 10, 10) : textResult('ok', 10, 10);
         },
       });
-      const middleware = compaction({ native: true, logger: log.logger });
-      for (let index = 0; index < 2; index++) {
-        middleware.compactNext();
-        await wrap(model, middleware).doGenerate({ prompt: [user(`ask ${index}`), assistant('a'), user('b')] });
-        expect(middleware.last()!.summary).toBe(SUMMARY);
-      }
-      const kinds = calls.map((call) => (call.providerOptions?.anthropic?.compaction ? 'trigger' : isSummaryPrompt(call.prompt) ? 'summary' : 'step'));
-      expect(kinds).toEqual(expected);
+      await compactTwice(model, log);
+      expect(kinds(calls, (call) => call.providerOptions?.anthropic?.compaction !== undefined)).toEqual(expected);
       expect(log.warn.filter((line) => line.includes('the native compaction request failed'))).toHaveLength(retryable ? 2 : 1);
     });
   }

@@ -26,6 +26,33 @@ interface Flavour {
   connect(server: RedisServer): Promise<Connection>;
 }
 
+/**
+ * node-redis 4, as is or in `legacyMode`, whose commands take callbacks: the store must then use
+ * the promise API under `v4`, as the test does.
+ */
+function nodeRedis4(legacyMode: boolean): Flavour {
+  return {
+    name: legacyMode ? 'node-redis 4 in legacyMode' : 'node-redis 4',
+    offline: 'The client is offline',
+    async connect(server) {
+      const client = createClient4({ url: server.url, legacyMode, socket: { connectTimeout: 500, reconnectStrategy: () => 50 }, disableOfflineQueue: true });
+      client.on('error', () => {});
+      await client.connect();
+      const commands = (legacyMode ? client.v4 : client) as { get(key: string): Promise<string | null>; ttl(key: string): Promise<number>; rPush(key: string, value: string): Promise<number> };
+      return {
+        client,
+        rawGet: (key) => commands.get(key),
+        ttl: (key) => commands.ttl(key),
+        makeList: async (key) => void (await commands.rPush(key, 'item')),
+        ready: () => client.isReady,
+        async close() {
+          if (client.isReady) await client.disconnect();
+        },
+      };
+    },
+  };
+}
+
 // Every option below makes a command fail at once (no offline queue, one try, short timeouts)
 // while the server is down, and reconnects quickly once it is back, so no test hangs.
 const flavours: Flavour[] = [
@@ -82,51 +109,8 @@ const flavours: Flavour[] = [
       };
     },
   },
-  {
-    name: 'node-redis 4',
-    offline: 'The client is offline',
-    async connect(server) {
-      const client = createClient4({ url: server.url, socket: { connectTimeout: 500, reconnectStrategy: () => 50 }, disableOfflineQueue: true });
-      client.on('error', () => {});
-      await client.connect();
-      return {
-        client,
-        rawGet: (key) => client.get(key),
-        ttl: (key) => client.ttl(key),
-        makeList: async (key) => void (await client.rPush(key, 'item')),
-        ready: () => client.isReady,
-        async close() {
-          if (client.isReady) await client.disconnect();
-        },
-      };
-    },
-  },
-  {
-    name: 'node-redis 4 in legacyMode',
-    offline: 'The client is offline',
-    async connect(server) {
-      // Its commands take callbacks; the store must use the promise API under `v4`.
-      const client = createClient4({
-        url: server.url,
-        legacyMode: true,
-        socket: { connectTimeout: 500, reconnectStrategy: () => 50 },
-        disableOfflineQueue: true,
-      });
-      client.on('error', () => {});
-      await client.connect();
-      const commands = client.v4 as { get(key: string): Promise<string | null>; ttl(key: string): Promise<number>; rPush(key: string, value: string): Promise<number> };
-      return {
-        client,
-        rawGet: (key) => commands.get(key),
-        ttl: (key) => commands.ttl(key),
-        makeList: async (key) => void (await commands.rPush(key, 'item')),
-        ready: () => client.isReady,
-        async close() {
-          if (client.isReady) await client.disconnect();
-        },
-      };
-    },
-  },
+  nodeRedis4(false),
+  nodeRedis4(true),
 ];
 
 /** Polls `condition` every 10 ms; fails after `timeoutMs`. */
