@@ -38,3 +38,10 @@ export class CompactionError extends AISDKError {
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/** Whether an error is the step being aborted (its signal, or an abort or timeout error), never to be taken for a failure of ours. */
+export function isAbort(error: unknown, signal: AbortSignal | undefined): boolean {
+  if (signal?.aborted) return true;
+  const name = (error as { name?: unknown } | null)?.name;
+  return name === 'AbortError' || name === 'TimeoutError';
+}

@@ -7,7 +7,7 @@ import type { CallOptions, Message, SystemMessage } from './prompt/types';
 import { estimateMessages, estimatePrompt } from './sizing/estimate';
 import type { Keeper } from './store/keeper';
 import { type CountRecord, type StoredCheckpoint, type Thread, mergeThreads, readableBy } from './store/records';
-import type { CompactionRecord } from './compaction';
+import type { CompactionRecord } from './types';
 
 /** One step as the middleware sees it: the caller's conversation, its checkpoint, what goes out, its size. */
 export interface StepView {
@@ -195,4 +195,11 @@ export async function supersededCounts(view: StepView): Promise<Set<string>> {
     if (count.length < digests.length && (await digests.of(count.length)) === count.digest) superseded.add(count.digest);
   }
   return superseded;
+}
+
+/** The view of a step sent with `checkpoint` in place of what it covers, measured by estimate. */
+export function withCheckpoint(view: StepView, checkpoint: StoredCheckpoint): StepView {
+  const arranged = arrange(view.conversation, checkpoint, view.boundary);
+  const estimated = estimatePrompt([...view.system, ...arranged.sent], view.params.tools);
+  return { ...view, checkpoint, ...arranged, size: { counted: 0, estimated }, sizeKnown: checkpoint.native === undefined };
 }
