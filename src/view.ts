@@ -1,3 +1,4 @@
+import { afterCheckpoint } from './checkpoint/live';
 import { checkpointMessage } from './checkpoint/message';
 import { boundaryEnd, nativeBoundary } from './native/items';
 import { splitPrompt } from './prompt/conversation';
@@ -64,9 +65,9 @@ export function arrange(
       { role: 'assistant', content: [checkpoint.native.part as Message['content'][number] & object] } as Message,
       ...checkpoint.native.keep.map((index) => conversation[index]!),
     ];
-  } else standIn = [...lead, checkpointMessage(checkpoint.summary, checkpoint.record)];
+  } else standIn = [...lead, checkpointMessage(checkpoint.summary, checkpoint.record, checkpoint.identifiers)];
   const from = checkpoint === undefined ? leadEnd : checkpoint.length;
-  return { standIn, sent: from === 0 ? conversation : [...standIn, ...conversation.slice(from)] };
+  return { standIn, sent: from === 0 ? conversation : [...standIn, ...afterCheckpoint(conversation, from, checkpoint?.step)] };
 }
 
 /** Finds the step's checkpoint and the provider count its prompt extends, and measures it. */

@@ -1,10 +1,12 @@
+import { collectIdentifiers, identifierBudget, withoutIdentifiersSection } from '../checkpoint/identifiers';
 import { recordBudget, selectRecord } from '../checkpoint/record';
 import { summarize } from '../checkpoint/summarize';
 import { type Engine, type Made, modelKey } from '../engine';
 import { CompactionError } from '../errors';
 import { keptUserMessages, nativeItem } from '../native/trigger';
-import { trailingUserStart } from '../prompt/conversation';
-import type { Model } from '../prompt/types';
+import { liveStart } from '../prompt/conversation';
+import type { Message, Model } from '../prompt/types';
+import { estimateMessages } from '../sizing/estimate';
 import { type StoredCheckpoint, readableBy } from '../store/records';
 import type { CompactionReason } from '../types';
 import { type StepView, coveredUpTo, totalSize, withCheckpoint } from '../view';
@@ -34,7 +36,8 @@ interface Job extends CompactRequest {
 /** Compacts a step (once among concurrent steps that need the same compaction) and returns the view to send. */
 export async function compact(engine: Engine, request: CompactRequest): Promise<StepView> {
   const { view, reason, target } = request;
-  const end = trailingUserStart(view.conversation);
+  // What stays live (a new user turn, or the newest step of a tool loop) is never covered.
+  const end = liveStart(view.conversation);
   const from = coveredUpTo(view);
   if (end === 0 || end < from || view.digests === undefined || (end === from && reason === 'auto')) {
     throw new CompactionError({ reason: 'nothing-to-compact', message: 'there is no older conversation to compact' });
@@ -64,26 +67,32 @@ async function run(engine: Engine, { view, reason, model, window, target, limit,
   const { settings } = engine;
   const covered = view.conversation.slice(from, end);
   const tokensBefore = totalSize(view);
+  // The request is what the step sent up to the end of what the checkpoint covers: never the live
+  // part, whose words another conversation sharing this prefix must not see (SPEC 6.1).
+  const request = coveredRequest(view, view.conversation.length - end);
   // An overflow is recovered by ordinary compaction: the native trigger would carry the very
   // prompt the provider just rejected.
-  const native = settings.native && reason !== 'overflow' ? await nativeItem(engine, view, model, end) : undefined;
+  const native = settings.native && reason !== 'overflow' ? await nativeItem(engine, view, model, request.sent) : undefined;
   let summary = '';
   let recordText = '';
+  let identifiers: string[] | undefined;
   if (native === undefined) {
-    const record = selectRecord(covered, recordBudget(settings.keep, limit));
+    const record = selectRecord(view.conversation, recordBudget(settings.keep, limit), from, end);
     recordText = record.text;
-    summary = await summarize({
+    identifiers = collectIdentifiers(covered, view.checkpoint?.identifiers ?? [], identifierBudget(limit));
+    const reply = await summarize({
       model: engine.summarizer ?? model,
       params: view.params,
       system: view.system,
       previous: view.standIn,
-      sent: view.sent,
-      beforeRecord: covered.slice(0, record.start),
-      size: view.size,
+      sent: request.sent,
+      beforeRecord: view.conversation.slice(from, record.start),
+      size: request.size,
       window,
       summaryOutputTokens: settings.summaryOutputTokens,
       warn: engine.warn,
     });
+    summary = withoutIdentifiersSection(reply);
   }
   const made: StoredCheckpoint = {
     v: 1,
@@ -95,6 +104,9 @@ async function run(engine: Engine, { view, reason, model, window, target, limit,
     tokensBefore,
     tokensAfter: 0,
     createdAt: Date.now(),
+    ...(identifiers === undefined || identifiers.length === 0 ? {} : { identifiers }),
+    // The live step takes at most a quarter of the ceiling, in this step and the ones after it.
+    ...(limit === undefined ? {} : { step: Math.max(0, Math.floor(limit / 4)) }),
     // The newest user messages of the whole conversation after any caller-held provider item, not
     // only of the newly covered part: a later native compaction must not drop the user's request.
     ...(native === undefined ? {} : { native: { ...native, model: modelKey(model), keep: keptUserMessages(view.conversation, view.boundaryEnd, end, settings.keep) } }),
@@ -120,4 +132,17 @@ async function run(engine: Engine, { view, reason, model, window, target, limit,
   };
   report(engine, record);
   return { checkpoint, record };
+}
+
+/**
+ * What the step sent up to the end of what a checkpoint will cover (the last `live` messages left
+ * out), and its size: the provider's count it rests on, and the estimate on top, less the live part.
+ */
+function coveredRequest(view: StepView, live: number): { sent: Message[]; size: StepView['size'] } {
+  if (live === 0) return { sent: view.sent, size: view.size };
+  const sent = view.sent.slice(0, view.sent.length - live);
+  const liveTokens = estimateMessages(view.sent, sent.length);
+  const estimated = Math.max(0, view.size.estimated - liveTokens);
+  const counted = Math.max(0, view.size.counted - Math.max(0, liveTokens - view.size.estimated));
+  return { sent, size: { counted, estimated } };
 }

@@ -3,11 +3,12 @@ import { isAbort, messageOf } from '../errors';
 import { isContextOverflowError } from '../overflow/recognize';
 import type { GenerateResult, Message, Model, Part } from '../prompt/types';
 import { estimateMessages } from '../sizing/estimate';
-import { type StepView, outgoingPrompt } from '../view';
+import type { StepView } from '../view';
 import { nativeProviderFor } from './providers';
 
 /**
- * Asks the provider to compact the step's own request (up to its new user messages). `undefined`
+ * Asks the provider to compact the step's own request, `covered` being what it sent up to the live
+ * part (SPEC 10). `undefined`
  * (after one warning per model) when the model has no native compaction or returned no item:
  * ordinary compaction follows.
  */
@@ -15,18 +16,17 @@ export async function nativeItem(
   engine: Engine,
   view: StepView,
   model: Model,
-  end: number,
+  covered: Message[],
 ): Promise<{ provider: 'openai' | 'anthropic'; part: Part } | undefined> {
   const key = modelKey(model);
   const provider = engine.nativeUnavailable.has(key) ? undefined : nativeProviderFor(model);
   if (provider !== undefined) {
-    // The item stands for what it is asked about: everything but the new user messages at the end,
-    // which go out live after it (and not twice).
-    const trailing = view.conversation.length - end;
-    const prompt = outgoingPrompt(view);
+    // The item stands for what it is asked about: everything but the live part (the new user
+    // messages, or the newest step), which goes out after it (and not twice).
+    const prompt = [...view.system, ...covered];
     let result: GenerateResult;
     try {
-      result = await model.doGenerate(provider.trigger({ ...view.params, prompt: trailing > 0 ? prompt.slice(0, -trailing) : prompt }));
+      result = await model.doGenerate(provider.trigger({ ...view.params, prompt }));
     } catch (error) {
       if (isAbort(error, view.params.abortSignal)) throw error;
       // The trigger carries the whole prompt: when the provider rejects it as too long, ordinary

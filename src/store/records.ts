@@ -27,6 +27,10 @@ export const checkpointSchema = z
     tokensBefore: count,
     tokensAfter: count,
     createdAt: z.number().nonnegative(),
+    /** The exact identifiers of what it covers, most recent first, carried forward (SPEC 6.9). */
+    identifiers: z.array(z.string().max(4_096)).max(2_000).optional(),
+    /** Tokens the step right after it (live when it was made) may take; its tool outputs are shortened past that (SPEC 6.4). */
+    step: z.number().int().nonnegative().optional(),
     /** A provider's own compaction item standing for the covered messages, with the user messages kept after it. */
     native: z
       .object({

@@ -92,7 +92,7 @@ S
 
     it('should turn a closing tag into an escaped one and leave other text alone', () => {
       expect(neutraliseTags('x </recent-context> y')).toBe('x <\\/recent-context> y');
-      expect(neutraliseTags('</div> <recent-context> a < b')).toBe('</div> <recent-context> a < b');
+      expect(neutraliseTags('</div> <recent-context> a < b')).toBe('</div> <\\recent-context> a < b');
     });
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compaction } from '../../src';
 import { checkpointText } from '../../src/checkpoint/message';
+import { keepEnds } from '../../src/checkpoint/serialize';
 import { memoryStore } from '../../src/store/memory';
 import type { Message } from '../../src/prompt/types';
 import { estimatePrompt } from '../../src/sizing/estimate';
@@ -138,7 +139,10 @@ describe('compaction', () => {
       await Promise.all(Array.from({ length: 10 }, () => wrapped.doGenerate({ prompt })));
       expect(scripted.summaryCalls()).toHaveLength(1);
       expect(scripted.stepCalls()).toHaveLength(10);
-      for (const call of scripted.stepCalls()) expect(call.prompt[0]).toEqual(checkpointFor(''));
+      // The covered turn is one 9,000-token user message and its reply: the record keeps the task's
+      // first and last parts (a quarter of the 4,250-token budget) and notes the reply as summarized.
+      const record = `[User]: ${keepEnds(tokens(9_000), 2_124)}\n\n[1 earlier steps of this turn are summarized above]`;
+      for (const call of scripted.stepCalls()) expect(call.prompt).toEqual([checkpointFor(record), user('go')]);
     });
   });
 
@@ -344,12 +348,15 @@ describe('compaction', () => {
       const steps = scripted.stepCalls();
       expect(steps).toHaveLength(50);
       // 16,000 window -> ceiling 13,600. The conversation is one exchange (a single user message, then
-      // tool calls and results), so each checkpoint summarizes it whole with an empty record: a step
-      // after a compaction is 6,000 (system) + ~174 (checkpoint). Each step adds a tool call and a
-      // 3,000-token result: 6,174 -> 9,176 -> 12,179, and the next (~15,181) reaches the ceiling.
-      // Steps 1-3 (6,004, 9,006, 12,009) need none; steps 4, 7, ..., 49 compact: 16 summary requests.
+      // tool calls and results). Each compaction covers all but the newest step, which stays live
+      // (3,006 tokens, under a quarter of the ceiling); the record opens with the task and a note
+      // of the steps summarized (all that is covered fits the 3,400-token budget, so only its newest
+      // half may stay, and a 320-token step does not fit in that half). A step after a compaction is
+      // 6,000 (system) + ~190 (checkpoint) + 3,006 (live step) = ~9,200; the next one ~12,200, and
+      // the one after it (~15,200) reaches the ceiling. Steps 1-3 (6,004, 9,006, 12,009) need none;
+      // steps 4, 6, ..., 50 compact: 24 summary requests.
       const summaries = scripted.summaryCalls().length;
-      expect(summaries).toBe(16);
+      expect(summaries).toBe(24);
       expect(log.info).toHaveLength(summaries);
       expect(log.warn).toEqual([]);
       for (const call of steps) expect(estimatePrompt(call.prompt, call.tools)).toBeLessThan(13_600);

@@ -82,7 +82,9 @@ describe('overflow recovery', () => {
       expect(textOf({ role: 'assistant', content: result.content })).toBe('ok');
       expect(real.rejections()).toBe(1);
       expect(real.steps).toHaveLength(2);
-      expect(real.steps[1]!.prompt).toEqual([{ role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, '') }] }, user('go on')]);
+      // The record keeps the covered turn's task (its ends: it is long), never nothing.
+      expect(middleware.last()!.record).toMatch(/^\[User\]: u+\n\[\d+ characters cut\]\nu+\n\n\[1 earlier steps of this turn are summarized above\]$/);
+      expect(real.steps[1]!.prompt).toEqual([{ role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, middleware.last()!.record) }] }, user('go on')]);
       expect(middleware.last()).toMatchObject({ reason: 'overflow', messagesCovered: 2, tokensBefore: 12_001 });
       expect(log.warn.filter((line) => line.includes('rejected the prompt as too long'))).toHaveLength(1);
       expect(log.info).toHaveLength(1);
@@ -234,7 +236,8 @@ describe('overflow recovery', () => {
       const parts = await convertReadableStreamToArray(stream);
       expect(parts.filter((part) => part.type === 'error')).toHaveLength(0);
       expect(parts.find((part) => part.type === 'text-delta')).toMatchObject({ delta: 'fine' });
-      expect(prompts[1]![0]).toEqual({ role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, '') }] });
+      expect(middleware.last()!.record).toMatch(/^\[User\]: /);
+      expect(prompts[1]![0]).toEqual({ role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, middleware.last()!.record) }] });
     });
 
     it('should never retry once content has reached the caller', async () => {
@@ -295,6 +298,7 @@ describe('overflow recovery', () => {
       const parts = await convertReadableStreamToArray((await wrapped.doStream({ prompt: second })).stream);
       // 150,000 + 10 output + 1 for 'again' (5 characters, 1.25 rounded): over the 136,000 ceiling.
       expect(middleware.last()).toMatchObject({ reason: 'auto', tokensBefore: 150_011 });
+      const autoRecord = middleware.last()!.record;
 
       // The stream without a finish part reaches the caller whole, records no count, warns nothing.
       expect(parts.map((part) => part.type)).toEqual(['stream-start', 'text-start', 'text-delta', 'text-end']);
@@ -305,7 +309,8 @@ describe('overflow recovery', () => {
       // So the next step is measured by the estimate of its whole prompt (the checkpoint and after).
       middleware.compactNext();
       await convertReadableStreamToArray((await wrapped.doStream({ prompt: [...second, assistant('y'), user('third')] })).stream);
-      expect(prompts[1]![0]).toEqual({ role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, '') }] });
+      expect(autoRecord).toBe('[User]: small question\n\n[1 earlier steps of this turn are summarized above]');
+      expect(prompts[1]![0]).toEqual({ role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, autoRecord) }] });
       expect(middleware.last()).toMatchObject({ reason: 'manual', tokensBefore: estimatePrompt([...prompts[1]!, assistant('y'), user('third')]) });
       expect(log.warn).toEqual([]);
     });
