@@ -106,7 +106,7 @@ describe('compaction end to end', () => {
         expect(call!.role).toBe('assistant');
         expect(results!.role).toBe('tool');
         const callIds = (call!.content as Array<{ type: string; toolCallId?: string }>).filter((part) => part.type === 'tool-call').map((part) => part.toolCallId);
-        const resultIds = (results!.content as Array<{ toolCallId: string }>).map((part) => part.toolCallId);
+        const resultIds = (results!.content as unknown as Array<{ toolCallId: string }>).map((part) => part.toolCallId);
         expect(resultIds).toEqual(callIds);
         expect(callIds).toEqual([`call-${index}`]);
         // step index + 1 sees the calls of files 1..index: those not sent verbatim after the
