@@ -4,6 +4,9 @@ import type { ContentMessage, Message, Part } from '../prompt/types';
 import { CHARS_PER_TOKEN, estimateMessages } from '../sizing/estimate';
 import { keepEnds } from './serialize';
 
+/** Characters kept for the note of an output cut to its ends (`\n[123456 characters cut]\n`). */
+const NOTE_ROOM = 32;
+
 /** A tool output's text inside a step: where it is, and how long. */
 interface Output {
   message: number;
@@ -53,10 +56,11 @@ export function shortenStep(step: Message[], budget: number): Message[] {
   });
   const outputChars = outputs.reduce((sum, output) => sum + output.text.length, 0);
   const otherChars = Math.max(0, tokens * CHARS_PER_TOKEN - outputChars);
-  const cap = fairShare(
-    outputs.map((output) => output.text.length),
-    Math.max(0, budget * CHARS_PER_TOKEN - otherChars),
-  );
+  const lengths = outputs.map((output) => output.text.length);
+  const room = Math.max(0, budget * CHARS_PER_TOKEN - otherChars);
+  // Each output that is cut carries a note: room for it comes out of the share.
+  const cut = lengths.filter((length) => length > fairShare(lengths, room)).length;
+  const cap = fairShare(lengths, Math.max(0, room - cut * NOTE_ROOM));
   const shortened = new Map<string, string>();
   for (const output of outputs) {
     if (output.text.length > cap) shortened.set(`${output.message}:${output.part}:${output.item ?? ''}`, keepEnds(output.text, Math.floor(cap / 2)));
