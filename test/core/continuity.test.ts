@@ -78,7 +78,7 @@ describe('continuity (SPEC 6.1, 6.4)', () => {
       expect(sent).toHaveLength(3);
       expect(textOf(sent[0]).startsWith('<conversation-checkpoint>')).toBe(true);
       expect(sent[1]).toEqual(conversation[3]);
-      const output = (sent[2]!.content[0] as { toolCallId: string; output: { type: string; value: string } });
+      const output = (sent[2]!.content[0] as unknown as { toolCallId: string; output: { type: string; value: string } });
       expect(output.toolCallId).toBe('c2');
       expect(output.output.value.startsWith('BEGIN hhh')).toBe(true);
       expect(output.output.value.endsWith('hhh END')).toBe(true);

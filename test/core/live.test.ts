@@ -50,7 +50,7 @@ describe('what stays live (SPEC 6.4)', () => {
       const step = [toolCall('c1', 'read', { path: 'a.ts' }), toolResult('c1', 'read', text)];
       const shortened = shortenStep(step, 4_000);
       expect(estimateMessages(shortened)).toBeLessThanOrEqual(4_000);
-      const value = (shortened[1]!.content[0] as { output: { type: string; value: string } }).output;
+      const value = (shortened[1]!.content[0] as unknown as { output: { type: string; value: string } }).output;
       expect(value.type).toBe('text');
       expect(value.value.startsWith('HEADm')).toBe(true);
       expect(value.value.endsWith('mTAIL')).toBe(true);
@@ -60,7 +60,7 @@ describe('what stays live (SPEC 6.4)', () => {
       expect(shortened[0]).toBe(step[0]);
       expect(shortened[1]!.content[0]).toMatchObject({ type: 'tool-result', toolCallId: 'c1', toolName: 'read' });
       // the caller's messages are not changed
-      expect((step[1]!.content[0] as { output: { value: string } }).output.value).toBe(text);
+      expect((step[1]!.content[0] as unknown as { output: { value: string } }).output.value).toBe(text);
     });
 
     it('should share the room among outputs: a short one stays whole, the long ones get the same share', () => {
@@ -73,7 +73,7 @@ describe('what stays live (SPEC 6.4)', () => {
         ] },
       ];
       const shortened = shortenStep(step, 2_000);
-      const values = (shortened[1]!.content as Array<{ output: { value: string } }>).map((part) => part.output.value);
+      const values = (shortened[1]!.content as unknown as Array<{ output: { value: string } }>).map((part) => part.output.value);
       expect(values[0]).toBe('short');
       expect(values[1]!.replace(/\n\[\d+ characters cut\]\n/, '').length).toBe(values[2]!.replace(/\n\[\d+ characters cut\]\n/, '').length);
       expect(shortened[0]).toBe(step[0]);
@@ -88,7 +88,7 @@ describe('what stays live (SPEC 6.4)', () => {
         output('k', { type: 'content', value: [{ type: 'text', text: 'k'.repeat(20_000) }, { type: 'image-data', data: 'AAAA', mediaType: 'image/png' }] }),
       ];
       const shortened = shortenStep(step, 3_000);
-      const outputOf = (index: number) => (shortened[index]!.content[0] as { output: { type: string; value: unknown } }).output;
+      const outputOf = (index: number) => (shortened[index]!.content[0] as unknown as { output: { type: string; value: unknown } }).output;
       expect(outputOf(1).type).toBe('text');
       expect(String(outputOf(1).value).startsWith('{"data":"ddd')).toBe(true);
       expect(outputOf(2).type).toBe('error-text');
@@ -100,7 +100,7 @@ describe('what stays live (SPEC 6.4)', () => {
     it('should never cut inside a surrogate pair', () => {
       const text = '😀'.repeat(20_000);
       const shortened = shortenStep([toolCall('c', 'read', {}), toolResult('c', 'read', text)], 1_000);
-      const value = (shortened[1]!.content[0] as { output: { value: string } }).output.value;
+      const value = (shortened[1]!.content[0] as unknown as { output: { value: string } }).output.value;
       expect(value).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/);
     });
 
