@@ -1,7 +1,7 @@
 import { isSummaryRequest } from './checkpoint/summarize';
 import { takeCallOptions } from './call-options';
-import { compactBeforeStep } from './compact/before-step';
 import { decide } from './compact/decide';
+import { compactAtCeiling, prepareAhead } from './compact/prepare';
 import { type Engine, createEngine, modelKey, whenReady } from './engine';
 import { generateWithRecovery, paramsFor } from './overflow/recover';
 import { streamWithRecovery } from './overflow/stream';
@@ -33,7 +33,10 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
       const { clean, call } = takeCallOptions(params);
       const view = await resolveView(engine.keeper, clean, call.scope ?? '', modelKey(model));
       const plan = await decide(engine, view, model, call);
-      const step = plan.reason === undefined ? view : await compactBeforeStep(engine, view, model, { ...plan, reason: plan.reason });
+      const step = plan.reason === undefined ? view : await compactAtCeiling(engine, view, model, { ...plan, reason: plan.reason });
+      // Near the ceiling (also right after a prepared checkpoint was sent): the next checkpoint is
+      // prepared beside this step, which does not wait for it.
+      await prepareAhead(engine, step, model, plan);
       return send(engine, params, view, step);
     },
 

@@ -12,6 +12,19 @@ import type { StepView } from './view';
 export interface Made {
   checkpoint: StoredCheckpoint;
   record?: CompactionRecord;
+  /** Made ahead in the background (SPEC 14): stored as prepared, reported by the step that first sends it. */
+  prepared?: boolean;
+}
+
+/** A checkpoint this instance started preparing in the background for a prefix of a conversation (SPEC 14). */
+export interface Preparing {
+  /** The prefix it covers: its length and digest. */
+  length: number;
+  digest: string;
+  /** The prepared checkpoint, or `undefined` when the background compaction failed. */
+  made: Promise<StoredCheckpoint | undefined>;
+  /** Whether `made` has settled. */
+  settled: boolean;
 }
 
 /** A compaction under way, joined by concurrent steps that need the same one (SPEC 11). */
@@ -36,6 +49,12 @@ export interface Engine {
   readonly learnedWindows: Map<string, number>;
   /** Compactions under way, by what they cover. */
   readonly flights: Map<string, Flight>;
+  /**
+   * Checkpoints prepared in the background, by the thread digest of their conversation: while
+   * one covers more than a conversation's checkpoint, it is not prepared again (a failed one
+   * included, so a failing summarizer costs one background request, not one per step).
+   */
+  readonly preparing: Map<string, Preparing[]>;
   /** Warnings given once per key (a model without native compaction, a ceiling at or below 0). */
   readonly warnedOnce: Set<string>;
   /** Models whose provider refused native compaction or answered it without an item. */
@@ -70,6 +89,7 @@ export function createEngine(options: CompactionOptions): Engine {
       settings.summarizer === undefined ? undefined : (wrapLanguageModel({ model: settings.summarizer as never, middleware: [] }) as unknown as Model),
     learnedWindows: new Map(),
     flights: new Map(),
+    preparing: new Map(),
     warnedOnce: new Set(),
     nativeUnavailable: new Set(),
     steps: new WeakMap(),

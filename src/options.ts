@@ -11,6 +11,8 @@ export interface CompactionLogger {
 
 export const DEFAULT_KEEP = 15_000;
 export const DEFAULT_SUMMARY_OUTPUT_TOKENS = 32_000;
+/** The share of the ceiling at which the next checkpoint is prepared in the background (SPEC 14). */
+export const DEFAULT_PREPARE = 0.8;
 
 const positiveInteger = z.number().int().positive();
 const tokenCount = z.number().int().nonnegative();
@@ -61,6 +63,11 @@ const rules = {
   },
   onCompaction: { schema: functionValue, expected: 'a function' },
   native: { schema: z.boolean(), expected: 'true or false' },
+  prepare: {
+    schema: z.union([z.literal(false), z.number().gt(0).lt(1)]),
+    expected: 'a share of the ceiling above 0 and below 1 (0.8 prepares at 80 % of it), or false',
+  },
+  waitUntil: { schema: functionValue, expected: 'a function taking a promise (after() of next/server, waitUntil of a host)' },
 } as const;
 
 export type OptionName = keyof typeof rules | 'state';
@@ -77,6 +84,9 @@ export interface ResolvedOptions {
   store: CompactionStore | undefined;
   onCompaction: ((record: never) => unknown) | undefined;
   native: boolean;
+  /** Share of the ceiling at which the next checkpoint is prepared, or `false`. */
+  prepare: number | false;
+  waitUntil: ((promise: Promise<unknown>) => void) | undefined;
 }
 
 /** Validates options at construction: a bad one throws a `TypeError` naming the option and value. */
@@ -106,6 +116,8 @@ export function resolveOptions(options: Record<string, unknown>): ResolvedOption
     store: value('store'),
     onCompaction: value('onCompaction') as ResolvedOptions['onCompaction'],
     native: value('native') ?? false,
+    prepare: value('prepare') ?? DEFAULT_PREPARE,
+    waitUntil: value('waitUntil') as ResolvedOptions['waitUntil'],
   };
 }
 

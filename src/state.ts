@@ -70,7 +70,7 @@ export function parseState(value: unknown): ParsedState {
     if (checkpoint.digest !== digest) fail(`checkpoints.${digest} holds the checkpoint of another conversation`);
   }
   for (const [digest, thread] of Object.entries(state.threads)) {
-    for (const ref of thread.checkpoints) {
+    for (const ref of [...thread.checkpoints, ...(thread.prepared ?? [])]) {
       const checkpoint = state.checkpoints[ref.digest];
       if (checkpoint !== undefined && checkpoint.length !== ref.length) {
         fail(`threads.${digest} lists checkpoint ${ref.digest} as covering ${ref.length} messages, but it covers ${checkpoint.length}`);

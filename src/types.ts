@@ -20,6 +20,8 @@ export interface CompactionRecord {
   record: string;
   /** With `native: true`: the provider's compaction item, sent back unchanged (summary and record are empty). */
   native?: { provider: 'openai' | 'anthropic'; item: Record<string, unknown> };
+  /** `true` when the checkpoint was prepared in the background ahead of the step that first sent it (`prepare`). */
+  prepared?: boolean;
 }
 
 /** Options of `compaction()`. Every one is optional. */
@@ -62,6 +64,20 @@ export interface CompactionOptions {
    * @default false
    */
   native?: boolean;
+  /**
+   * Share of the ceiling at which the next checkpoint is prepared in the background: the step that
+   * reaches it goes out at once while its summary is written beside it, and the first step that
+   * reaches the ceiling sends that checkpoint instead of waiting for a summary. It is held back
+   * until then. `false`: the step at the ceiling waits for its summary.
+   * @default 0.8
+   */
+  prepare?: number | false;
+  /**
+   * Hands background work (a checkpoint being prepared) to a serverless host, so that it is not
+   * cut off when the response is sent: `after` of `next/server`, `waitUntil` of `@vercel/functions`,
+   * `ctx.waitUntil` of a Worker. Without it the work runs detached.
+   */
+  waitUntil?: (promise: Promise<unknown>) => void;
 }
 
 /** What the step that compacted carries in its result's `providerMetadata.compaction`. */

@@ -8,7 +8,7 @@ import { liveStart } from '../prompt/conversation';
 import type { Message, Model } from '../prompt/types';
 import { estimateMessages } from '../sizing/estimate';
 import { type StoredCheckpoint, readableBy } from '../store/records';
-import type { CompactionReason } from '../types';
+import type { CompactionReason, CompactionRecord } from '../types';
 import { type StepView, coveredUpTo, totalSize, withCheckpoint } from '../view';
 import { singleFlight } from './flight';
 import { placeHold } from './holds';
@@ -24,6 +24,11 @@ export interface CompactRequest {
   target: number | undefined;
   /** The ceiling the record takes at most a quarter of (SPEC 6.4). */
   limit: number | undefined;
+  /**
+   * Made ahead in the background (SPEC 14): stored as a prepared checkpoint (held back until a step
+   * at the ceiling sends it), not reported, no hold placed. The view's params carry no abort signal.
+   */
+  prepare?: boolean;
 }
 
 /** One compaction to run: the request, and what it covers (`from` to `end` of the conversation). */
@@ -35,6 +40,17 @@ interface Job extends CompactRequest {
 
 /** Compacts a step (once among concurrent steps that need the same compaction) and returns the view to send. */
 export async function compact(engine: Engine, request: CompactRequest): Promise<StepView> {
+  const made = await compactOnce(engine, request);
+  // A compaction prepared in the background that this step joined: this step sends it first.
+  if (made.prepared === true) return sendPrepared(engine, request.view, made.checkpoint);
+  return place(request.view, made);
+}
+
+/**
+ * Runs the compaction a step needs, or joins the same one under way (a step's, or one being prepared
+ * in the background: SPEC 11, 14), and returns what it made.
+ */
+export async function compactOnce(engine: Engine, request: CompactRequest): Promise<Made> {
   const { view, reason, target } = request;
   // What stays live (a new user turn, or the newest step of a tool loop) is never covered.
   const end = liveStart(view.conversation);
@@ -44,8 +60,7 @@ export async function compact(engine: Engine, request: CompactRequest): Promise<
   }
   const job: Job = { ...request, from, end, digest: await view.digests.of(end) };
   const key = `${reason === 'overflow' ? `${target}:` : ''}${job.digest}`;
-  const made = await singleFlight(engine.flights, key, view.params.abortSignal, () => reuseOrRun(engine, job));
-  return place(view, made);
+  return singleFlight(engine.flights, key, view.params.abortSignal, () => reuseOrRun(engine, job));
 }
 
 /** This step's view with a checkpoint made for it or for a concurrent step of the same conversation. */
@@ -59,11 +74,17 @@ function place(view: StepView, made: Made): StepView {
 async function reuseOrRun(engine: Engine, job: Job): Promise<Made> {
   const { view, digest, end, model } = job;
   const existing = digest === view.checkpoint?.digest ? undefined : await engine.keeper.checkpoint(digest, end);
-  return existing === undefined || !readableBy(existing, modelKey(model)) ? run(engine, job) : { checkpoint: existing };
+  if (existing === undefined || !readableBy(existing, modelKey(model))) return run(engine, job);
+  // Prepared again (by another instance, or before a restart): listed as prepared, still held back.
+  if (job.prepare === true && view.threadDigest !== undefined) {
+    await engine.keeper.savePrepared(view.threadDigest, existing);
+    return { checkpoint: existing, prepared: true };
+  }
+  return { checkpoint: existing };
 }
 
 /** Makes the checkpoint (a summary and record, or the provider's item), stores it and reports it. */
-async function run(engine: Engine, { view, reason, model, window, target, limit, from, end, digest }: Job): Promise<Made> {
+async function run(engine: Engine, { view, reason, model, window, target, limit, from, end, digest, prepare = false }: Job): Promise<Made> {
   const { settings } = engine;
   const covered = view.conversation.slice(from, end);
   const tokensBefore = totalSize(view);
@@ -116,6 +137,12 @@ async function run(engine: Engine, { view, reason, model, window, target, limit,
   const checkpoint: StoredCheckpoint = { ...made, tokensAfter };
   next.checkpoint = checkpoint;
   const noProgress = target !== undefined && tokensAfter >= target;
+  if (prepare) {
+    // Reported by the step that first sends it, with that step's sizes (sendPrepared).
+    const saved = view.threadDigest !== undefined && (await engine.keeper.savePrepared(view.threadDigest, checkpoint));
+    if (!saved) engine.warn('ai-compaction: the checkpoint prepared ahead could not be stored; the step at the ceiling will compact');
+    return { checkpoint, prepared: true };
+  }
   if (view.threadDigest !== undefined) {
     const saved = await engine.keeper.saveCheckpoint(view.threadDigest, checkpoint);
     if (!saved) engine.warn('ai-compaction: the checkpoint could not be stored; this step uses it, later steps may compact again');
@@ -132,6 +159,42 @@ async function run(engine: Engine, { view, reason, model, window, target, limit,
   };
   report(engine, record);
   return { checkpoint, record };
+}
+
+/**
+ * Makes a checkpoint prepared ahead (SPEC 14) this conversation's checkpoint, as the step about to
+ * send it for the first time: it is listed among the checkpoints steps find, and returned placed
+ * in this step's view. Reported by `reportPrepared` once it is sure to go out.
+ */
+export async function promotePrepared(engine: Engine, view: StepView, checkpoint: StoredCheckpoint): Promise<StepView> {
+  if (view.threadDigest !== undefined && !(await engine.keeper.promote(view.threadDigest, checkpoint))) {
+    engine.warn('ai-compaction: the checkpoint prepared ahead could not be stored as sent; this step uses it, later steps may compact again');
+  }
+  return withCheckpoint(view, checkpoint);
+}
+
+/** Reports a prepared checkpoint on the step that first sends it (`next`, placed from `view`): `last()`, `onCompaction`, its metadata. */
+export function reportPrepared(engine: Engine, view: StepView, next: StepView): StepView {
+  const checkpoint = next.checkpoint!;
+  const { native } = checkpoint;
+  const record: CompactionRecord = {
+    reason: checkpoint.reason,
+    messagesCovered: checkpoint.length,
+    tokensBefore: totalSize(view),
+    tokensAfter: totalSize(next),
+    summary: checkpoint.summary,
+    record: checkpoint.record,
+    ...(native === undefined ? {} : { native: { provider: native.provider, item: native.part } }),
+    prepared: true,
+  };
+  report(engine, record);
+  next.compaction = record;
+  return next;
+}
+
+/** A prepared checkpoint sent by this step for the first time: promoted, and reported here. */
+export async function sendPrepared(engine: Engine, view: StepView, checkpoint: StoredCheckpoint): Promise<StepView> {
+  return reportPrepared(engine, view, await promotePrepared(engine, view, checkpoint));
 }
 
 /**

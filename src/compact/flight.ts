@@ -29,7 +29,7 @@ export async function singleFlight(
 }
 
 /** `promise`, or a rejection with the signal's reason as soon as `signal` aborts (a step joining another's compaction). */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (signal === undefined) return promise;
   const reason = () => signal.reason ?? Object.assign(new Error('This operation was aborted'), { name: 'AbortError' });
   if (signal.aborted) return Promise.reject(reason());

@@ -106,6 +106,22 @@ export class Keeper {
     return this.updateThread(threadDigest, { checkpoints: [{ length: checkpoint.length, digest: checkpoint.digest }] }, { attempts: VERIFIED_WRITES });
   }
 
+  /**
+   * Stores a checkpoint prepared ahead (SPEC 14) and lists it among its thread's prepared ones, not
+   * among the checkpoints steps find: it is held back until a step at the ceiling promotes it.
+   */
+  async savePrepared(threadDigest: string, checkpoint: StoredCheckpoint): Promise<boolean> {
+    this.cache(checkpoint);
+    const written = await this.write(checkpointKey(checkpoint.digest), JSON.stringify(checkpoint));
+    if (!written) return false;
+    return this.updateThread(threadDigest, { prepared: [{ length: checkpoint.length, digest: checkpoint.digest }] }, { attempts: VERIFIED_WRITES });
+  }
+
+  /** Lists a prepared checkpoint, sent for the first time, among its thread's checkpoints: later steps find it like any other. */
+  async promote(threadDigest: string, checkpoint: StoredCheckpoint): Promise<boolean> {
+    return this.updateThread(threadDigest, { checkpoints: [{ length: checkpoint.length, digest: checkpoint.digest }] }, { attempts: VERIFIED_WRITES });
+  }
+
   /** Adds a count to its thread; counts of shorter prompts of the same conversation (`superseded`) go. */
   async saveCount(threadDigest: string, count: CountRecord, superseded: ReadonlySet<string>): Promise<boolean> {
     // A count lost to a concurrent write only means the next step estimates more: not read back.

@@ -88,6 +88,17 @@ export const threadSchema = z
     counts: z.array(countRecord).max(64),
     /** Conversations held after a compaction that made no progress (SPEC 6.8), newest first. */
     holds: z.array(hold).max(64),
+    /**
+     * Checkpoints prepared ahead in the background (SPEC 14), newest first. They are kept apart
+     * from `checkpoints` because a step finds its checkpoint in `checkpoints` by content alone: a
+     * prepared one listed there would be sent by the very next step, under the ceiling, dropping
+     * verbatim words the window still has room for and breaking the provider's cache early. Only
+     * a step at the ceiling reads this list; the one that sends a prepared checkpoint first adds
+     * it to `checkpoints` (it is promoted), and from then on it is found like any other. An entry
+     * left here after that, or covering no more than the conversation's checkpoint, is inert.
+     * Optional: records written before it existed read as having none.
+     */
+    prepared: z.array(checkpointRef).max(64).optional(),
   })
   .strict();
 
@@ -108,6 +119,7 @@ export interface ThreadPatch {
   checkpoints?: Thread['checkpoints'];
   counts?: Thread['counts'];
   holds?: Thread['holds'];
+  prepared?: Thread['checkpoints'];
 }
 
 /** The identity of each kind of thread entry: a newer entry of the same identity replaces the older. */
@@ -124,11 +136,14 @@ function unique<T>(items: T[], key: (item: T) => string): T[] {
 
 /** Merges a write into a thread: union by identity, newest first, bounded. */
 export function mergeThreads(current: Thread, next: ThreadPatch): Thread {
+  const prepared = unique([...(next.prepared ?? []), ...(current.prepared ?? [])], entryKeys.checkpoints).slice(0, THREAD_LIMIT);
   return {
     v: FORMAT_VERSION,
     checkpoints: unique([...(next.checkpoints ?? []), ...current.checkpoints], entryKeys.checkpoints).slice(0, THREAD_LIMIT),
     counts: unique([...(next.counts ?? []), ...current.counts], entryKeys.counts).slice(0, THREAD_LIMIT),
     holds: unique([...(next.holds ?? []), ...current.holds], entryKeys.holds).slice(0, THREAD_LIMIT),
+    // Written only once there is one, so records without prepared checkpoints stay as they were.
+    ...(prepared.length === 0 ? {} : { prepared }),
   };
 }
 
@@ -141,6 +156,7 @@ export function threadHas(thread: Thread, patch: ThreadPatch): boolean {
   return (
     has(patch.checkpoints, thread.checkpoints, entryKeys.checkpoints) &&
     has(patch.counts, thread.counts, entryKeys.counts) &&
-    has(patch.holds, thread.holds, entryKeys.holds)
+    has(patch.holds, thread.holds, entryKeys.holds) &&
+    has(patch.prepared, thread.prepared ?? [], entryKeys.checkpoints)
   );
 }

@@ -335,7 +335,9 @@ describe('compaction', () => {
           warnings: [],
         }),
       });
-      const middleware = compaction({ contextWindow: 16_000, logger: log.logger });
+      // The count below is that of compacting at the ceiling; prepare.test.ts bounds the same loop with
+      // the next checkpoint prepared in the background (SPEC 14).
+      const middleware = compaction({ contextWindow: 16_000, logger: log.logger, prepare: false });
       const wrapped = wrap(scripted.model, middleware);
       const system: Message = { role: 'system', content: tokens(6_000, 's') };
       const conversation: Message[] = [user('Fix the build.')];

@@ -27,6 +27,8 @@ describe('resolveOptions', () => {
         store: undefined,
         onCompaction: undefined,
         native: false,
+        prepare: 0.8,
+        waitUntil: undefined,
       });
       expect(DEFAULT_KEEP).toBe(15_000);
       expect(DEFAULT_SUMMARY_OUTPUT_TOKENS).toBe(32_000);

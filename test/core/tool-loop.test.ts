@@ -69,7 +69,9 @@ describe('compaction end to end', () => {
   for (const mode of ['generateText', 'streamText'] as const) {
     it(`should keep a ${STEPS}-step ${mode} tool loop under a 20,000-token window`, async () => {
       const agent = agentModel();
-      const middleware = compaction({ contextWindow: WINDOW });
+      // The schedule below is that of compacting at the ceiling; prepare.test.ts runs this loop with
+      // the next checkpoint prepared in the background (SPEC 14).
+      const middleware = compaction({ contextWindow: WINDOW, prepare: false });
       const model = wrapLanguageModel({ model: agent.model as never, middleware });
       const options = { model, tools, stopWhen: stepCountIs(STEPS + 5), system: 'You are a coding agent.', prompt: 'Read every file of the project.' };
       const result = mode === 'generateText' ? await generateText(options) : streamText(options);

@@ -1,0 +1,161 @@
+import { afterCheckpoint } from '../checkpoint/live';
+import { type Engine, type Preparing, modelKey } from '../engine';
+import { CompactionError, messageOf } from '../errors';
+import { liveStart } from '../prompt/conversation';
+import type { CallOptions, Model } from '../prompt/types';
+import { estimatePrompt } from '../sizing/estimate';
+import { type StoredCheckpoint, readableBy } from '../store/records';
+import { type StepView, coveredUpTo, totalSize, withCheckpoint } from '../view';
+import { compactBeforeStep } from './before-step';
+import { compactOnce, promotePrepared, reportPrepared } from './compact';
+import type { Plan } from './decide';
+import { untilAborted } from './flight';
+
+/**
+ * Preparing the next checkpoint ahead (SPEC 14): no step waits for a summary.
+ *
+ * - A step that goes out as it is, at or over `prepare` x the ceiling, starts the compaction of the
+ *   conversation up to its live part in the background (`prepareAhead`): the very compaction the
+ *   step at the ceiling would make for it (`compactOnce`, the step's own request, so a cache hit),
+ *   stored as a prepared checkpoint. The step does not wait for it.
+ * - A prepared checkpoint is held back: it is listed apart from the checkpoints steps find
+ *   (`Thread.prepared`), so the steps under the ceiling go out whole.
+ * - The first step at the ceiling (`compactAtCeiling`) sends it at once when the prompt with it fits
+ *   under the ceiling; otherwise it compacts now, from it (updating it). The step that first sends
+ *   it promotes it to the conversation's checkpoint and reports it.
+ */
+
+/** Threads whose background compactions this instance remembers; the oldest are forgotten first. */
+const PREPARING_THREADS = 512;
+/** Background compactions remembered per thread (conversations sharing an opening share one). */
+const PREPARING_PER_THREAD = 8;
+
+/**
+ * Starts preparing the next checkpoint of a step, as it goes out, when its size is at or over
+ * `prepare` x the ceiling (and under it) and nothing is being prepared for its conversation: a step
+ * under the ceiling, or one that has just sent a prepared checkpoint and is there already. Never
+ * waits for the compaction: it runs in the background, handed to `waitUntil` when there is one;
+ * its failure is logged and changes nothing (SPEC 6.7).
+ */
+export async function prepareAhead(engine: Engine, view: StepView, model: Model, plan: Plan): Promise<void> {
+  const { auto, prepare } = engine.settings;
+  const { limit, window } = plan;
+  if (!auto || prepare === false || limit === undefined || limit <= 0 || !view.sizeKnown) return;
+  const size = totalSize(view);
+  // At the ceiling or over it a step compacts, or is held (SPEC 6.8): nothing to prepare.
+  if (size < prepare * limit || size >= limit) return;
+  const { digests, threadDigest } = view;
+  if (digests === undefined || threadDigest === undefined) return;
+  const from = coveredUpTo(view);
+  const end = liveStart(view.conversation);
+  if (end <= from) return;
+  // Clearing old tool results (SPEC 13) hooks in here: with it on, nothing is prepared while
+  // clearing alone would bring the prompt under its target (it needs no model call at the ceiling).
+  if (await alreadyPrepared(engine, view, from, end)) return;
+  const digest = await digests.of(end);
+  // The check above awaited; a concurrent step of this very prefix may have started it meanwhile.
+  if ((engine.preparing.get(threadDigest) ?? []).some((entry) => entry.digest === digest)) return;
+  const entry: Preparing = { length: end, digest, settled: false, made: Promise.resolve(undefined) };
+  entry.made = compactOnce(engine, { view: detached(view), reason: 'auto', model, window, target: undefined, limit, prepare: true })
+    // A compaction of this prefix made by a step meanwhile was joined: that one is no prepared checkpoint.
+    .then((made) => (made.prepared === true ? made.checkpoint : undefined))
+    .catch((error: unknown) => {
+      const detail = CompactionError.isInstance(error) ? `${error.reason}: ${error.message}` : messageOf(error);
+      engine.warn(`ai-compaction: preparing the next checkpoint in the background failed (${detail}); the step at the ceiling compacts as usual`);
+      return undefined;
+    })
+    .finally(() => {
+      entry.settled = true;
+    });
+  remember(engine, threadDigest, entry);
+  const work = entry.made.then(() => undefined);
+  try {
+    engine.settings.waitUntil?.(work);
+  } catch (error) {
+    engine.warn(`ai-compaction: waitUntil refused the background compaction (${messageOf(error)}); it runs detached`);
+  }
+}
+
+/**
+ * Compacts a step that is due (SPEC 6, 14). An auto compaction first looks for a checkpoint prepared
+ * for a prefix of this conversation (waiting for one still being prepared, when the prompt with it
+ * could fit): the step sends it at once when the prompt with it fits under the ceiling; otherwise
+ * it compacts now from it. Without one it compacts as in 6.
+ */
+export async function compactAtCeiling(engine: Engine, view: StepView, model: Model, plan: Plan & { reason: 'auto' | 'manual' }): Promise<StepView> {
+  const prepared = plan.reason === 'auto' && plan.limit !== undefined ? await findPrepared(engine, view, model, plan.limit) : undefined;
+  if (prepared === undefined) return compactBeforeStep(engine, view, model, plan);
+  const placed = withCheckpoint(view, prepared);
+  if (totalSize(placed) < plan.limit!) return reportPrepared(engine, view, await promotePrepared(engine, view, prepared));
+  const step = await compactBeforeStep(engine, placed, model, plan);
+  // The compaction from it failed and the step goes out with the prepared checkpoint: it is sent now.
+  return step === placed ? reportPrepared(engine, view, await promotePrepared(engine, view, prepared)) : step;
+}
+
+/** The step's params with no abort signal: a background compaction outlives the step that started it. */
+function detached(view: StepView): StepView {
+  const { abortSignal: _abortSignal, ...params } = view.params;
+  return { ...view, params: params as CallOptions };
+}
+
+function remember(engine: Engine, threadDigest: string, entry: Preparing): void {
+  const entries = [entry, ...(engine.preparing.get(threadDigest) ?? [])].slice(0, PREPARING_PER_THREAD);
+  engine.preparing.delete(threadDigest);
+  engine.preparing.set(threadDigest, entries);
+  while (engine.preparing.size > PREPARING_THREADS) engine.preparing.delete(engine.preparing.keys().next().value as string);
+}
+
+/**
+ * Whether a checkpoint is prepared, or being prepared, for a prefix of this conversation beyond
+ * what its checkpoint covers: by this instance (a failed one too, so that a failing summarizer
+ * costs one background request, not one per step), or by any instance sharing the store.
+ */
+async function alreadyPrepared(engine: Engine, view: StepView, from: number, end: number): Promise<boolean> {
+  for (const entry of engine.preparing.get(view.threadDigest!) ?? []) {
+    if (entry.length > from && (await covers(view, entry))) return true;
+  }
+  for (const ref of view.thread?.prepared ?? []) {
+    if (ref.length > from && ref.length <= end && (await covers(view, ref))) return true;
+  }
+  return false;
+}
+
+/** Whether `ref` names a prefix of this step's conversation. */
+async function covers(view: StepView, ref: { length: number; digest: string }): Promise<boolean> {
+  return ref.length <= view.conversation.length && (await view.digests!.of(ref.length)) === ref.digest;
+}
+
+/**
+ * The longest checkpoint prepared for a prefix of this conversation, past its checkpoint and
+ * before its live part, that this model reads. One still being prepared by this instance is
+ * waited for (the wait is shorter than a summary of its own, and its request was a cache hit),
+ * unless the prompt could not fit under the ceiling with it anyway.
+ */
+async function findPrepared(engine: Engine, view: StepView, model: Model, limit: number): Promise<StoredCheckpoint | undefined> {
+  const { digests, threadDigest } = view;
+  if (digests === undefined || threadDigest === undefined) return undefined;
+  const from = coveredUpTo(view);
+  const end = liveStart(view.conversation);
+  const eligible = async (ref: { length: number; digest: string }) => ref.length > from && ref.length <= end && (await covers(view, ref));
+  const candidates: { length: number; get: () => Promise<StoredCheckpoint | undefined> }[] = [];
+  for (const entry of engine.preparing.get(threadDigest) ?? []) {
+    if (!(await eligible(entry))) continue;
+    if (!entry.settled && !couldFit(view, entry.length, limit)) continue;
+    candidates.push({ length: entry.length, get: () => untilAborted(entry.made, view.params.abortSignal) });
+  }
+  for (const ref of view.thread?.prepared ?? []) {
+    if (await eligible(ref)) candidates.push({ length: ref.length, get: () => engine.keeper.checkpoint(ref.digest, ref.length) });
+  }
+  candidates.sort((a, b) => b.length - a.length);
+  for (const candidate of candidates) {
+    const checkpoint = await candidate.get();
+    if (checkpoint !== undefined && readableBy(checkpoint, modelKey(model))) return checkpoint;
+  }
+  return undefined;
+}
+
+/** Whether the prompt could fit under the ceiling with a checkpoint covering `length` messages: what goes out after it does. */
+function couldFit(view: StepView, length: number, limit: number): boolean {
+  const after = afterCheckpoint(view.conversation, length, Math.max(0, Math.floor(limit / 4)));
+  return estimatePrompt([...view.system, ...after], view.params.tools) < limit;
+}
