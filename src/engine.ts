@@ -27,6 +27,14 @@ export interface Preparing {
   settled: boolean;
 }
 
+/** What this instance prepares for the conversations of one thread. */
+export interface PreparingThread {
+  /** Newest first. */
+  entries: Preparing[];
+  /** The steps of the thread check and start one at a time: this settles when the last has. */
+  turn: Promise<void>;
+}
+
 /** A compaction under way, joined by concurrent steps that need the same one (SPEC 11). */
 export interface Flight {
   made: Promise<Made>;
@@ -54,7 +62,7 @@ export interface Engine {
    * one covers more than a conversation's checkpoint, it is not prepared again (a failed one
    * included, so a failing summarizer costs one background request, not one per step).
    */
-  readonly preparing: Map<string, Preparing[]>;
+  readonly preparing: Map<string, PreparingThread>;
   /** Warnings given once per key (a model without native compaction, a ceiling at or below 0). */
   readonly warnedOnce: Set<string>;
   /** Models whose provider refused native compaction or answered it without an item. */

@@ -1,5 +1,5 @@
 import { afterCheckpoint } from '../checkpoint/live';
-import { type Engine, type Preparing, modelKey } from '../engine';
+import { type Engine, type Preparing, type PreparingThread, modelKey } from '../engine';
 import { CompactionError, messageOf } from '../errors';
 import { liveStart } from '../prompt/conversation';
 import type { CallOptions, Model } from '../prompt/types';
@@ -51,28 +51,37 @@ export async function prepareAhead(engine: Engine, view: StepView, model: Model,
   if (end <= from) return;
   // Clearing old tool results (SPEC 13) hooks in here: with it on, nothing is prepared while
   // clearing alone would bring the prompt under its target (it needs no model call at the ceiling).
-  if (await alreadyPrepared(engine, view, from, end)) return;
-  const digest = await digests.of(end);
-  // The check above awaited; a concurrent step of this very prefix may have started it meanwhile.
-  if ((engine.preparing.get(threadDigest) ?? []).some((entry) => entry.digest === digest)) return;
-  const entry: Preparing = { length: end, digest, settled: false, made: Promise.resolve(undefined) };
-  entry.made = compactOnce(engine, { view: detached(view), reason: 'auto', model, window, target: undefined, limit, prepare: true })
-    // A compaction of this prefix made by a step meanwhile was joined: that one is no prepared checkpoint.
-    .then((made) => (made.prepared === true ? made.checkpoint : undefined))
-    .catch((error: unknown) => {
-      const detail = CompactionError.isInstance(error) ? `${error.reason}: ${error.message}` : messageOf(error);
-      engine.warn(`ai-compaction: preparing the next checkpoint in the background failed (${detail}); the step at the ceiling compacts as usual`);
-      return undefined;
-    })
-    .finally(() => {
-      entry.settled = true;
-    });
-  remember(engine, threadDigest, entry);
-  const work = entry.made.then(() => undefined);
+
+  // Concurrent steps of one conversation check and start in turn, so that one starts it.
+  const thread = threadOf(engine, threadDigest);
+  const previous = thread.turn;
+  let done!: () => void;
+  thread.turn = new Promise<void>((resolve) => (done = resolve));
+  await previous;
   try {
-    engine.settings.waitUntil?.(work);
-  } catch (error) {
-    engine.warn(`ai-compaction: waitUntil refused the background compaction (${messageOf(error)}); it runs detached`);
+    if (await alreadyPrepared(view, thread.entries, from, end)) return;
+    const digest = await digests.of(end);
+    const entry: Preparing = { length: end, digest, settled: false, made: Promise.resolve(undefined) };
+    entry.made = compactOnce(engine, { view: detached(view), reason: 'auto', model, window, target: undefined, limit, prepare: true })
+      // A compaction of this prefix made by a step meanwhile was joined: that one is no prepared checkpoint.
+      .then((made) => (made.prepared === true ? made.checkpoint : undefined))
+      .catch((error: unknown) => {
+        const detail = CompactionError.isInstance(error) ? `${error.reason}: ${error.message}` : messageOf(error);
+        engine.warn(`ai-compaction: preparing the next checkpoint in the background failed (${detail}); the step at the ceiling compacts as usual`);
+        return undefined;
+      })
+      .finally(() => {
+        entry.settled = true;
+      });
+    thread.entries = [entry, ...thread.entries].slice(0, PREPARING_PER_THREAD);
+    const work = entry.made.then(() => undefined);
+    try {
+      engine.settings.waitUntil?.(work);
+    } catch (error) {
+      engine.warn(`ai-compaction: waitUntil refused the background compaction (${messageOf(error)}); it runs detached`);
+    }
+  } finally {
+    done();
   }
 }
 
@@ -98,11 +107,13 @@ function detached(view: StepView): StepView {
   return { ...view, params: params as CallOptions };
 }
 
-function remember(engine: Engine, threadDigest: string, entry: Preparing): void {
-  const entries = [entry, ...(engine.preparing.get(threadDigest) ?? [])].slice(0, PREPARING_PER_THREAD);
+/** What this instance prepares for a thread, made the most recently used; the least recently used threads are forgotten. */
+function threadOf(engine: Engine, threadDigest: string): PreparingThread {
+  const thread = engine.preparing.get(threadDigest) ?? { entries: [], turn: Promise.resolve() };
   engine.preparing.delete(threadDigest);
-  engine.preparing.set(threadDigest, entries);
+  engine.preparing.set(threadDigest, thread);
   while (engine.preparing.size > PREPARING_THREADS) engine.preparing.delete(engine.preparing.keys().next().value as string);
+  return thread;
 }
 
 /**
@@ -110,8 +121,8 @@ function remember(engine: Engine, threadDigest: string, entry: Preparing): void 
  * what its checkpoint covers: by this instance (a failed one too, so that a failing summarizer
  * costs one background request, not one per step), or by any instance sharing the store.
  */
-async function alreadyPrepared(engine: Engine, view: StepView, from: number, end: number): Promise<boolean> {
-  for (const entry of engine.preparing.get(view.threadDigest!) ?? []) {
+async function alreadyPrepared(view: StepView, entries: Preparing[], from: number, end: number): Promise<boolean> {
+  for (const entry of entries) {
     if (entry.length > from && (await covers(view, entry))) return true;
   }
   for (const ref of view.thread?.prepared ?? []) {
@@ -138,7 +149,7 @@ async function findPrepared(engine: Engine, view: StepView, model: Model, limit:
   const end = liveStart(view.conversation);
   const eligible = async (ref: { length: number; digest: string }) => ref.length > from && ref.length <= end && (await covers(view, ref));
   const candidates: { length: number; get: () => Promise<StoredCheckpoint | undefined> }[] = [];
-  for (const entry of engine.preparing.get(threadDigest) ?? []) {
+  for (const entry of engine.preparing.get(threadDigest)?.entries ?? []) {
     if (!(await eligible(entry))) continue;
     if (!entry.settled && !couldFit(view, entry.length, limit)) continue;
     candidates.push({ length: entry.length, get: () => untilAborted(entry.made, view.params.abortSignal) });

@@ -1,0 +1,648 @@
+import { describe, expect, it } from 'vitest';
+import { generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
+import { z } from 'zod';
+import { type CompactionRecord, compaction } from '../../src';
+import { checkpointText } from '../../src/checkpoint/message';
+import { UPDATE_PROMPT } from '../../src/checkpoint/prompts';
+import { resolveOptions } from '../../src/options';
+import type { Message } from '../../src/prompt/types';
+import { estimatePrompt } from '../../src/sizing/estimate';
+import { SUMMARY, isSummaryPrompt, textResult, usage } from '../support/models';
+import { MockLanguageModel } from '../support/models';
+import { assistant, recordingLogger, scriptedModel, system, textOf, user, wrap } from '../support/harness';
+
+// SPEC 14. A 20,000-token window has a 17,000-token ceiling (SPEC 4); `prepare: 0.8` prepares from
+// 13,600. `tokens(n)` is exactly n estimated tokens; the scripted provider counts prompts as the
+// estimate does.
+
+const tokens = (count: number, letter = 'u') => letter.repeat(count * 4);
+const WINDOW = 20_000;
+
+/** A promise and the function that settles it. */
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
+
+/** 7 exchanges of 1,000 + 1,000 tokens and a new user message: 13,994 tokens, in the prepare band. */
+const band = (): Message[] => {
+  const messages: Message[] = [];
+  for (let index = 0; index < 7; index++) messages.push(user(`${index} ${tokens(999)}`), assistant(`${index} ${tokens(999, 'a')}`));
+  return [...messages, user('next')];
+};
+
+/** `band()` answered and followed by one more user message: 14,995 tokens, still under the ceiling. */
+const under = (): Message[] => [...band(), assistant(tokens(1_000, 'b')), user('more')];
+
+/**
+ * `under()` answered and followed by a 2,500-token user message: 18,495 tokens by estimate, and
+ * 17,505 measured on the count of `band()` (whose reply the scripted provider counts as 10 tokens).
+ */
+const atCeiling = (): Message[] => [...under(), assistant(tokens(1_000, 'c')), user(tokens(2_500, 'd'))];
+
+/** An instance whose background work is collected, so a test can wait for it. */
+function collecting(options: Parameters<typeof compaction>[0] = {}) {
+  const background: Promise<unknown>[] = [];
+  const records: CompactionRecord[] = [];
+  const middleware = compaction({
+    contextWindow: WINDOW,
+    waitUntil: (promise) => void background.push(promise),
+    onCompaction: (record) => void records.push(record),
+    ...options,
+  });
+  return { middleware, background, records, settled: () => Promise.all(background) };
+}
+
+const checkpointOf = (record: CompactionRecord): Message => ({ role: 'user', content: [{ type: 'text', text: checkpointText(record.summary, record.record) }] });
+
+describe('prepare (SPEC 14)', () => {
+  describe('the step that reaches prepare x ceiling', () => {
+    it('should go out at once, unchanged, while its summary is still being written', async () => {
+      const summary = gate();
+      let summaryDone = false;
+      const scripted = scriptedModel({
+        summary: () =>
+          summary.opened.then(() => {
+            summaryDone = true;
+            return textResult(SUMMARY, 100, 200);
+          }),
+      });
+      const { middleware, background, settled } = collecting();
+      const prompt = band();
+      const result = await wrap(scripted.model, middleware).doGenerate({ prompt });
+      // The step resolved; its summary request was made and is still pending.
+      expect(summaryDone).toBe(false);
+      expect(scripted.summaryCalls()).toHaveLength(1);
+      expect(scripted.stepCalls()[0]!.prompt).toEqual(prompt);
+      expect((result as { providerMetadata?: Record<string, unknown> }).providerMetadata?.compaction).toBeUndefined();
+      expect(middleware.last()).toBeUndefined();
+      expect(background).toHaveLength(1);
+      summary.open();
+      await settled();
+      expect(summaryDone).toBe(true);
+      // Made, but not reported: no step has sent it yet.
+      expect(middleware.last()).toBeUndefined();
+    });
+
+    it("should send the step's own request up to its live part, exactly what compacting that step would send", async () => {
+      const prepared = scriptedModel();
+      const now = scriptedModel();
+      const tools = [{ type: 'function', name: 'read_file', description: 'Read a file', inputSchema: { type: 'object' } }];
+      const prompt = [system('You are a coding agent.'), ...band()];
+      const ahead = collecting();
+      await wrap(prepared.model, ahead.middleware).doGenerate({ prompt, tools, maxOutputTokens: 500 } as never);
+      await ahead.settled();
+      // The same step compacted on the spot (SPEC 6) sends the same summary request.
+      const manual = compaction({ contextWindow: WINDOW, prepare: false });
+      manual.compactNext();
+      await wrap(now.model, manual).doGenerate({ prompt, tools, maxOutputTokens: 500 } as never);
+      expect(prepared.summaryCalls()).toHaveLength(1);
+      expect(prepared.summaryCalls()[0]).toEqual(now.summaryCalls()[0]);
+      // System, the conversation up to the new user message, and the summary prompt.
+      expect(prepared.summaryCalls()[0]!.prompt.slice(0, -1)).toEqual(prompt.slice(0, -1));
+    });
+
+    it('should not prepare below prepare x ceiling, nor at the ceiling itself', async () => {
+      const scripted = scriptedModel();
+      const { middleware, background } = collecting();
+      // 7 exchanges of 900 + 900: 12,601 tokens, under 13,600.
+      const low: Message[] = [];
+      for (let index = 0; index < 7; index++) low.push(user(tokens(900)), assistant(tokens(900, 'a')));
+      await wrap(scripted.model, middleware).doGenerate({ prompt: [...low, user('next')] });
+      expect(scripted.summaryCalls()).toHaveLength(0);
+      expect(background).toHaveLength(0);
+      // At the ceiling with nothing prepared: compacts as in 6, on the spot, and prepares nothing.
+      await wrap(scripted.model, middleware).doGenerate({ prompt: atCeiling() });
+      expect(scripted.summaryCalls()).toHaveLength(1);
+      expect(background).toHaveLength(0);
+      expect(middleware.last()).toMatchObject({ reason: 'auto' });
+      expect(middleware.last()!.prepared).toBeUndefined();
+    });
+
+    it('should follow the prepare share: 0.5 prepares from 8,500 tokens', async () => {
+      const scripted = scriptedModel();
+      const { middleware, background, settled } = collecting({ prepare: 0.5 });
+      const prompt = [user(tokens(4_300)), assistant(tokens(4_300, 'a')), user('next')];
+      await wrap(scripted.model, middleware).doGenerate({ prompt });
+      await settled();
+      expect(background).toHaveLength(1);
+      expect(scripted.summaryCalls()).toHaveLength(1);
+    });
+  });
+
+  describe('held back while under the ceiling', () => {
+    it('should send the steps under the ceiling whole, and prepare nothing more for them', async () => {
+      const scripted = scriptedModel();
+      const { middleware, background, settled, records } = collecting();
+      const wrapped = wrap(scripted.model, middleware);
+      await wrapped.doGenerate({ prompt: band() });
+      await settled();
+      await wrapped.doGenerate({ prompt: under() });
+      await settled();
+      expect(scripted.stepCalls().map((call) => call.prompt)).toEqual([band(), under()]);
+      expect(scripted.summaryCalls()).toHaveLength(1);
+      expect(background).toHaveLength(1);
+      expect(records).toEqual([]);
+    });
+  });
+
+  describe('the first step at the ceiling', () => {
+    it('should send the prepared checkpoint at once, covering only the prefix it was made for, everything after it live', async () => {
+      const scripted = scriptedModel();
+      const { middleware, settled, records } = collecting();
+      const wrapped = wrap(scripted.model, middleware);
+      await wrapped.doGenerate({ prompt: band() });
+      await settled();
+      await wrapped.doGenerate({ prompt: under() });
+      const conversation = atCeiling();
+      const result = (await wrapped.doGenerate({ prompt: conversation })) as { providerMetadata?: Record<string, unknown> };
+      // No summary request of its own: the one made beside the first step stands.
+      expect(scripted.summaryCalls()).toHaveLength(1);
+      // It covers the 14 messages before that step's new user message; all that came since is live.
+      expect(records).toHaveLength(1);
+      const record = records[0]!;
+      expect(record).toMatchObject({ reason: 'auto', messagesCovered: 14, summary: SUMMARY, prepared: true });
+      expect(scripted.stepCalls()[2]!.prompt).toEqual([checkpointOf(record), ...conversation.slice(14)]);
+      expect(record.tokensBefore).toBeGreaterThanOrEqual(17_000);
+      expect(record.tokensAfter).toBe(estimatePrompt(scripted.stepCalls()[2]!.prompt));
+      expect(record.tokensAfter).toBeLessThan(17_000);
+      expect(middleware.last()).toEqual(record);
+      expect(result.providerMetadata?.compaction).toEqual({
+        reason: 'auto',
+        messagesCovered: 14,
+        tokensBefore: record.tokensBefore,
+        tokensAfter: record.tokensAfter,
+        summary: SUMMARY,
+      });
+
+      // From then on it is found like any checkpoint, and reported no more.
+      const next = [...conversation, assistant('done'), user('thanks')];
+      await wrapped.doGenerate({ prompt: next });
+      expect(scripted.stepCalls()[3]!.prompt).toEqual([checkpointOf(record), ...next.slice(14)]);
+      expect(records).toHaveLength(1);
+      expect(scripted.summaryCalls()).toHaveLength(1);
+    });
+
+    it('should send it under streaming too, with the metadata on the finish part', async () => {
+      const scripted = scriptedModel();
+      const streaming = new MockLanguageModel({
+        doGenerate: (params: never) => (scripted.model as unknown as { doGenerate: (p: never) => unknown }).doGenerate(params),
+        doStream: async ({ prompt }: { prompt: Message[] }) => ({
+          stream: new ReadableStream({
+            start(controller) {
+              controller.enqueue({ type: 'stream-start', warnings: [] });
+              controller.enqueue({ type: 'text-start', id: 't' });
+              controller.enqueue({ type: 'text-delta', id: 't', delta: 'ok' });
+              controller.enqueue({ type: 'text-end', id: 't' });
+              controller.enqueue({ type: 'finish', finishReason: { unified: 'stop', raw: 'stop' }, usage: usage(estimatePrompt(prompt), 10) });
+              controller.close();
+            },
+          }),
+        }),
+      });
+      const { middleware, settled } = collecting();
+      const wrapped = wrap(streaming, middleware);
+      const read = async (prompt: Message[]) => {
+        const parts: Array<{ type: string; providerMetadata?: Record<string, unknown> }> = [];
+        const { stream } = await wrapped.doStream({ prompt });
+        const reader = stream.getReader();
+        for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) parts.push(chunk.value);
+        return parts;
+      };
+      await read(band());
+      await settled();
+      const parts = await read(atCeiling());
+      const finish = parts.find((part) => part.type === 'finish')!;
+      expect(finish.providerMetadata?.compaction).toMatchObject({ reason: 'auto', messagesCovered: 14 });
+      expect(middleware.last()!.prepared).toBe(true);
+    });
+
+    it('should compact now, updating the prepared checkpoint, when the prompt with it does not fit', async () => {
+      const scripted = scriptedModel();
+      const { middleware, settled, records } = collecting();
+      const wrapped = wrap(scripted.model, middleware);
+      await wrapped.doGenerate({ prompt: band() });
+      await settled();
+      // A 3,000-token reply and a 10,000-token new message: with the prepared checkpoint the prompt
+      // is still over the ceiling.
+      const conversation = [...band(), assistant(tokens(3_000, 'b')), user(tokens(10_000, 'd'))];
+      await wrapped.doGenerate({ prompt: conversation });
+      expect(scripted.summaryCalls()).toHaveLength(2);
+      const update = scripted.summaryCalls()[1]!.prompt;
+      // The summary request of this step: the prepared checkpoint, what came after it up to the live
+      // part, and the update prompt (SPEC 6.5).
+      expect(textOf(update[0]).startsWith('<conversation-checkpoint>')).toBe(true);
+      expect(update.slice(1, -1)).toEqual(conversation.slice(14, 16));
+      expect(textOf(update[update.length - 1])).toBe(UPDATE_PROMPT);
+      // One compaction reported: the one sent, covering everything before the new message.
+      expect(records).toHaveLength(1);
+      expect(records[0]).toMatchObject({ reason: 'auto', messagesCovered: 16 });
+      expect(records[0]!.prepared).toBeUndefined();
+      expect(scripted.stepCalls()[1]!.prompt).toEqual([checkpointOf(records[0]!), conversation[16]]);
+    });
+
+    it('should wait for a checkpoint still being prepared rather than start a second summary', async () => {
+      const summary = gate();
+      const scripted = scriptedModel({ summary: () => summary.opened.then(() => textResult(SUMMARY, 100, 200)) });
+      const { middleware, settled, records } = collecting();
+      const wrapped = wrap(scripted.model, middleware);
+      await wrapped.doGenerate({ prompt: band() });
+      let sent = false;
+      const step = wrapped.doGenerate({ prompt: atCeiling() }).then(() => (sent = true));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(sent).toBe(false);
+      summary.open();
+      await step;
+      await settled();
+      expect(scripted.summaryCalls()).toHaveLength(1);
+      expect(records).toEqual([expect.objectContaining({ messagesCovered: 14, prepared: true })]);
+    });
+
+    it('should compact on the spot, not wait, when the prompt could not fit with the one being prepared', async () => {
+      const summary = gate();
+      const scripted = scriptedModel({ summary: (_prompt, index) => (index === 0 ? summary.opened.then(() => textResult(SUMMARY, 100, 200)) : undefined) });
+      const { middleware, settled, records } = collecting();
+      const wrapped = wrap(scripted.model, middleware);
+      await wrapped.doGenerate({ prompt: band() });
+      // 14 messages covered leave 17,000+ tokens after them: no checkpoint of that prefix can help.
+      const conversation = [...band(), assistant(tokens(7_000, 'b')), user('go'), assistant(tokens(10_000, 'c')), user('on')];
+      await wrapped.doGenerate({ prompt: conversation });
+      expect(scripted.summaryCalls()).toHaveLength(2);
+      expect(records).toEqual([expect.objectContaining({ messagesCovered: 18 })]);
+      summary.open();
+      await settled();
+    });
+  });
+
+  describe('failure', () => {
+    it('should change nothing when the background compaction fails: the step at the ceiling compacts as before', async () => {
+      const log = recordingLogger();
+      const scripted = scriptedModel({ summary: (_prompt, index) => (index === 0 ? Promise.reject(new Error('summarizer down')) : undefined) });
+      const { middleware, settled, records } = collecting({ logger: log.logger });
+      const wrapped = wrap(scripted.model, middleware);
+      await wrapped.doGenerate({ prompt: band() });
+      await settled();
+      expect(log.warn).toHaveLength(1);
+      expect(log.warn[0]).toMatch(/^ai-compaction: preparing the next checkpoint in the background failed \(summarizer-failed: .*summarizer down.*\)/);
+      expect(middleware.last()).toBeUndefined();
+      // The next step in the band goes out whole and does not try again in the background.
+      await wrapped.doGenerate({ prompt: under() });
+      await settled();
+      expect(scripted.stepCalls()[1]!.prompt).toEqual(under());
+      expect(scripted.summaryCalls()).toHaveLength(1);
+      // The step at the ceiling compacts on the spot, as without prepare.
+      const conversation = atCeiling();
+      await wrapped.doGenerate({ prompt: conversation });
+      expect(scripted.summaryCalls()).toHaveLength(2);
+      expect(records).toEqual([expect.objectContaining({ reason: 'auto', messagesCovered: 18 })]);
+      expect(records[0]!.prepared).toBeUndefined();
+      expect(scripted.stepCalls()[2]!.prompt).toEqual([checkpointOf(records[0]!), conversation[18]]);
+    });
+
+    it('should run detached without waitUntil, and log its failure', async () => {
+      const log = recordingLogger();
+      const failed = gate();
+      const scripted = scriptedModel({
+        summary: () => {
+          setTimeout(failed.open, 0);
+          return Promise.reject(new Error('outage'));
+        },
+      });
+      const middleware = compaction({ contextWindow: WINDOW, logger: log.logger });
+      await wrap(scripted.model, middleware).doGenerate({ prompt: band() });
+      await failed.opened;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(log.warn.some((line) => line.includes('preparing the next checkpoint in the background failed'))).toBe(true);
+      expect(scripted.stepCalls()[0]!.prompt).toEqual(band());
+    });
+
+    it('should go on detached when waitUntil throws', async () => {
+      const log = recordingLogger();
+      const scripted = scriptedModel();
+      const middleware = compaction({
+        contextWindow: WINDOW,
+        logger: log.logger,
+        waitUntil: () => {
+          throw new Error('`after` was called outside a request scope');
+        },
+      });
+      const wrapped = wrap(scripted.model, middleware);
+      await wrapped.doGenerate({ prompt: band() });
+      expect(log.warn).toEqual([expect.stringMatching(/^ai-compaction: waitUntil refused the background compaction \(`after` was called outside a request scope\); it runs detached$/)]);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      await wrapped.doGenerate({ prompt: atCeiling() });
+      expect(scripted.summaryCalls()).toHaveLength(1);
+      expect(middleware.last()!.prepared).toBe(true);
+    });
+  });
+
+  describe('waitUntil', () => {
+    it('should receive the background work, a promise that settles once the checkpoint is stored, and nothing else', async () => {
+      const summary = gate();
+      const scripted = scriptedModel({ summary: () => summary.opened.then(() => textResult(SUMMARY, 100, 200)) });
+      const handed: Promise<unknown>[] = [];
+      const middleware = compaction({ contextWindow: WINDOW, waitUntil: (promise) => void handed.push(promise) });
+      const wrapped = wrap(scripted.model, middleware);
+      await wrapped.doGenerate({ prompt: [user('hello')] });
+      expect(handed).toHaveLength(0);
+      await wrapped.doGenerate({ prompt: band() });
+      expect(handed).toHaveLength(1);
+      expect(handed[0]).toBeInstanceOf(Promise);
+      let settled = false;
+      void handed[0]!.then(() => (settled = true));
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(settled).toBe(false);
+      summary.open();
+      await expect(handed[0]).resolves.toBeUndefined();
+      // Stored: another instance sharing the store finds it in state() (below) and at the ceiling.
+      const state = middleware.state();
+      expect(Object.values(state.threads).some((thread) => ((thread as { prepared?: unknown[] }).prepared ?? []).length === 1)).toBe(true);
+    });
+  });
+
+  describe('one background compaction per conversation', () => {
+    it('should start one for concurrent steps of the same conversation', async () => {
+      const summary = gate();
+      const scripted = scriptedModel({ summary: () => summary.opened.then(() => textResult(SUMMARY, 100, 200)) });
+      const { middleware, background, settled } = collecting();
+      const wrapped = wrap(scripted.model, middleware);
+      await Promise.all([wrapped.doGenerate({ prompt: band() }), wrapped.doGenerate({ prompt: band() }), wrapped.doGenerate({ prompt: under() })]);
+      // A later step while it is still being written: nothing more.
+      await wrapped.doGenerate({ prompt: under() });
+      summary.open();
+      await settled();
+      expect(background).toHaveLength(1);
+      expect(scripted.summaryCalls()).toHaveLength(1);
+    });
+
+    it('should prepare separately for two conversations, and never send one the other\'s checkpoint', async () => {
+      const scripted = scriptedModel();
+      const { middleware, settled, records } = collecting();
+      const wrapped = wrap(scripted.model, middleware);
+      const other = (messages: Message[]) => messages.map((message) => (message.role === 'user' ? { ...message, content: [{ type: 'text' as const, text: `other ${textOf(message)}` }] } : message));
+      await Promise.all([wrapped.doGenerate({ prompt: band() }), wrapped.doGenerate({ prompt: other(band()) })]);
+      await settled();
+      expect(scripted.summaryCalls()).toHaveLength(2);
+      await wrapped.doGenerate({ prompt: other(atCeiling()) });
+      await wrapped.doGenerate({ prompt: atCeiling() });
+      expect(records).toHaveLength(2);
+      const [otherStep, ownStep] = scripted.stepCalls().slice(2).map((call) => call.prompt);
+      expect(otherStep!.slice(1)).toEqual(other(atCeiling()).slice(14));
+      expect(ownStep!.slice(1)).toEqual(atCeiling().slice(14));
+      expect(otherStep![0]).toEqual(checkpointOf(records[0]!));
+      expect(ownStep![0]).toEqual(checkpointOf(records[1]!));
+    });
+
+    it('should prepare the next one once a prepared checkpoint is sent and the conversation nears the ceiling again', async () => {
+      const scripted = scriptedModel();
+      const { middleware, background, settled, records } = collecting();
+      const wrapped = wrap(scripted.model, middleware);
+      let conversation = band();
+      await wrapped.doGenerate({ prompt: conversation });
+      await settled();
+      conversation = atCeiling();
+      await wrapped.doGenerate({ prompt: conversation });
+      expect(records).toHaveLength(1);
+      // Grow until the prompt with the checkpoint is in the band again.
+      let index = 0;
+      while (background.length < 2 && index < 20) {
+        conversation = [...conversation, assistant(tokens(1_000, 'e')), user(`more ${index++}`)];
+        await wrapped.doGenerate({ prompt: conversation });
+        await settled();
+      }
+      expect(background).toHaveLength(2);
+      expect(scripted.summaryCalls()).toHaveLength(2);
+      // Its summary request updates the checkpoint in force, the prefix the step itself sent.
+      const request = scripted.summaryCalls()[1]!.prompt;
+      expect(request[0]).toEqual(checkpointOf(records[0]!));
+      expect(textOf(request[request.length - 1])).toBe(UPDATE_PROMPT);
+      const sent = scripted.stepCalls()[scripted.stepCalls().length - 1]!.prompt;
+      expect(request.slice(0, -1)).toEqual(sent.slice(0, -1));
+    });
+  });
+
+  describe('abort', () => {
+    it('should not tie the background compaction to the step\'s abort signal', async () => {
+      const summary = gate();
+      const scripted = scriptedModel({ summary: () => summary.opened.then(() => textResult(SUMMARY, 100, 200)) });
+      const { middleware, settled } = collecting();
+      const wrapped = wrap(scripted.model, middleware);
+      const controller = new AbortController();
+      await wrapped.doGenerate({ prompt: band(), abortSignal: controller.signal });
+      controller.abort();
+      summary.open();
+      await settled();
+      const calls = (scripted.model as unknown as { doGenerateCalls: Array<{ abortSignal?: AbortSignal; prompt: Message[] }> }).doGenerateCalls;
+      const request = calls.find((call) => isSummaryPrompt(call.prompt))!;
+      expect(request.abortSignal).toBeUndefined();
+      await wrapped.doGenerate({ prompt: atCeiling() });
+      expect(scripted.summaryCalls()).toHaveLength(1);
+      expect(middleware.last()).toMatchObject({ messagesCovered: 14, prepared: true });
+    });
+
+    it('should let a step at the ceiling that waits for it be aborted, and leave the compaction running', async () => {
+      const summary = gate();
+      const scripted = scriptedModel({ summary: () => summary.opened.then(() => textResult(SUMMARY, 100, 200)) });
+      const { middleware, settled } = collecting();
+      const wrapped = wrap(scripted.model, middleware);
+      await wrapped.doGenerate({ prompt: band() });
+      const controller = new AbortController();
+      const step = wrapped.doGenerate({ prompt: atCeiling(), abortSignal: controller.signal });
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      controller.abort();
+      await expect(step).rejects.toThrow();
+      summary.open();
+      await settled();
+      await wrapped.doGenerate({ prompt: atCeiling() });
+      expect(scripted.summaryCalls()).toHaveLength(1);
+      expect(middleware.last()).toMatchObject({ messagesCovered: 14, prepared: true });
+    });
+  });
+
+  describe('state()', () => {
+    it('should hold the prepared checkpoint, held back there too, for an instance that continues from it', async () => {
+      const scripted = scriptedModel();
+      const { middleware, settled } = collecting();
+      await wrap(scripted.model, middleware).doGenerate({ prompt: band() });
+      await settled();
+      const state = middleware.state();
+      expect(Object.keys(state.checkpoints)).toHaveLength(1);
+
+      const next = scriptedModel();
+      const restored = compaction({ contextWindow: WINDOW, state });
+      const wrapped = wrap(next.model, restored);
+      await wrapped.doGenerate({ prompt: under() });
+      expect(next.stepCalls()[0]!.prompt).toEqual(under());
+      await wrapped.doGenerate({ prompt: atCeiling() });
+      expect(next.summaryCalls()).toHaveLength(0);
+      expect(restored.last()).toMatchObject({ messagesCovered: 14, prepared: true });
+      expect(next.stepCalls()[1]!.prompt).toEqual([checkpointOf(restored.last()!), ...atCeiling().slice(14)]);
+    });
+  });
+
+  describe('turned off', () => {
+    it.each([
+      ['prepare: false', { prepare: false as const }],
+      ['auto: false', { auto: false }],
+    ])('should prepare nothing with %s', async (_name, options) => {
+      const scripted = scriptedModel();
+      const { middleware, background } = collecting(options);
+      const wrapped = wrap(scripted.model, middleware);
+      await wrapped.doGenerate({ prompt: band() });
+      await wrapped.doGenerate({ prompt: under() });
+      expect(background).toHaveLength(0);
+      expect(scripted.summaryCalls()).toHaveLength(0);
+      expect(scripted.stepCalls().map((call) => call.prompt)).toEqual([band(), under()]);
+    });
+
+    it('should make the step at the ceiling wait for its summary with prepare: false', async () => {
+      const summary = gate();
+      const scripted = scriptedModel({ summary: () => summary.opened.then(() => textResult(SUMMARY, 100, 200)) });
+      const { middleware } = collecting({ prepare: false });
+      const wrapped = wrap(scripted.model, middleware);
+      await wrapped.doGenerate({ prompt: band() });
+      let sent = false;
+      const step = wrapped.doGenerate({ prompt: atCeiling() }).then(() => (sent = true));
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(sent).toBe(false);
+      summary.open();
+      await step;
+      expect(middleware.last()!.prepared).toBeUndefined();
+    });
+  });
+
+  describe('options', () => {
+    it('should default to 0.8 and accept a share or false', () => {
+      expect(resolveOptions({}).prepare).toBe(0.8);
+      expect(resolveOptions({ prepare: 0.5 }).prepare).toBe(0.5);
+      expect(resolveOptions({ prepare: false }).prepare).toBe(false);
+      const waitUntil = () => undefined;
+      expect(resolveOptions({ waitUntil }).waitUntil).toBe(waitUntil);
+    });
+
+    it.each([
+      [0, '0'],
+      [1, '1'],
+      [1.5, '1.5'],
+      [-0.2, '-0.2'],
+      [Number.NaN, 'NaN'],
+      [true, 'true'],
+      ['80%', '"80%"'],
+      [null, 'null'],
+    ])('should refuse prepare: %s with an error naming the option and the value', (value, shown) => {
+      expect(() => compaction({ prepare: value as never })).toThrow(
+        new TypeError(`ai-compaction: option prepare must be a share of the ceiling above 0 and below 1 (0.8 prepares at 80 % of it), or false, got ${shown}`),
+      );
+    });
+
+    it('should refuse a waitUntil that is not a function', () => {
+      expect(() => compaction({ waitUntil: 'after' as never })).toThrow(
+        new TypeError('ai-compaction: option waitUntil must be a function taking a promise (after() of next/server, waitUntil of a host), got "after"'),
+      );
+    });
+  });
+
+  describe('end to end', () => {
+    /** An agent that reads files until step 64; every tool output is 8,000 characters (2,000 tokens). */
+    function agentModel() {
+      const prompts: Message[][] = [];
+      const stepTools: never[] = [];
+      let summaries = 0;
+      let step = 0;
+      const model = new MockLanguageModel({
+        doGenerate: async ({ prompt, tools }: { prompt: Message[]; tools: never }) => {
+          if (isSummaryPrompt(prompt)) {
+            summaries++;
+            return textResult(SUMMARY, 1_000, 200);
+          }
+          prompts.push(prompt);
+          stepTools.push(tools);
+          step++;
+          const input = estimatePrompt(prompt, tools);
+          if (step >= 64) return textResult('All 64 files read.', input, 10);
+          return {
+            content: [{ type: 'tool-call', toolCallId: `call-${step}`, toolName: 'read_file', input: JSON.stringify({ path: `src/file-${step}.ts` }) }],
+            finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+            usage: usage(input, 20),
+            warnings: [],
+          };
+        },
+      });
+      return { model, prompts, stepTools, summaries: () => summaries };
+    }
+
+    const tools = {
+      read_file: tool({
+        description: 'Read a file of the project',
+        inputSchema: z.object({ path: z.string() }),
+        execute: async ({ path }) => `// ${path}\n${'export const value = 1;\n'.repeat(400)}`.slice(0, 8_000),
+      }),
+    };
+
+    it('should keep a 64-step tool loop under the ceiling with every compaction prepared ahead', async () => {
+      const agent = agentModel();
+      const records: CompactionRecord[] = [];
+      const background: Promise<unknown>[] = [];
+      const middleware = compaction({ contextWindow: WINDOW, onCompaction: (record) => void records.push(record), waitUntil: (promise) => void background.push(promise) });
+      const model = wrapLanguageModel({ model: agent.model as never, middleware });
+      const result = await generateText({ model, tools, stopWhen: stepCountIs(69), system: 'You are a coding agent.', prompt: 'Read every file of the project.' });
+      await Promise.all(background);
+      expect(result.text).toBe('All 64 files read.');
+      expect(agent.prompts).toHaveLength(64);
+      agent.prompts.forEach((prompt, index) => expect(estimatePrompt(prompt, agent.stepTools[index])).toBeLessThan(17_000));
+      // Each step adds ~2,000 tokens (ceiling 17,000, prepared from 13,600). Step 8 (14,119) prepares
+      // the checkpoint of all before its newest step; step 9 (16,128) goes out whole; step 10 (18,136
+      // whole) sends it: 6,974, the checkpoint and the two steps since. From then on every sixth step
+      // prepares (~13,000) and the second after it sends that (~15,000 -> ~5,000): 10 compactions
+      // (8 when each waits at the ceiling, tool-loop.test.ts), every one prepared ahead and sent.
+      expect(records).toHaveLength(10);
+      for (const record of records) expect(record.prepared).toBe(true);
+      expect(agent.summaries()).toBe(10);
+      expect(background).toHaveLength(10);
+      expect(records.map((record) => record.messagesCovered)).toEqual([13, 25, 37, 49, 61, 73, 85, 97, 109, 121]);
+      // After every compaction the model continues from its own newest step.
+      for (const prompt of agent.prompts) {
+        const [call, results] = prompt.slice(-2);
+        if (prompt.length > 3) {
+          expect(call!.role).toBe('assistant');
+          expect(results!.role).toBe('tool');
+        }
+      }
+    });
+
+    it('should bound summary requests over 50 steps of a 16k window with a 6,000-token system prompt: at most one per step', async () => {
+      let step = 0;
+      const scripted = scriptedModel({
+        reply: () => ({
+          content: [{ type: 'tool-call', toolCallId: `call-${step}`, toolName: 'run', input: JSON.stringify({ n: step++ }) }],
+          finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+          usage: { inputTokens: { total: undefined }, outputTokens: { total: undefined } },
+          warnings: [],
+        }),
+      });
+      const { middleware, settled, records } = collecting({ contextWindow: 16_000 });
+      const wrapped = wrap(scripted.model, middleware);
+      const big: Message = { role: 'system', content: tokens(6_000, 's') };
+      const conversation: Message[] = [user('Fix the build.')];
+      for (let index = 0; index < 50; index++) {
+        const result = await wrapped.doGenerate({ prompt: [big, ...conversation] });
+        await settled();
+        const call = result.content[0] as unknown as { toolCallId: string; input: string };
+        conversation.push({ role: 'assistant', content: [{ type: 'tool-call', toolCallId: call.toolCallId, toolName: 'run', input: JSON.parse(call.input) }] });
+        conversation.push({ role: 'tool', content: [{ type: 'tool-result', toolCallId: call.toolCallId, toolName: 'run', output: { type: 'text', value: tokens(3_000, 't') } }] });
+      }
+      for (const call of scripted.stepCalls()) expect(estimatePrompt(call.prompt, call.tools)).toBeLessThan(13_600);
+      // 13,600 ceiling, prepared from 10,880. The prompt with a prepared checkpoint (~12,200: the
+      // system prompt, the checkpoint and two 3,000-token steps) is in the band already, so the step
+      // that sends one prepares the next: one summary request a step from step 3 on (48, against 24
+      // when each compaction waits at the ceiling, conversations.test.ts), each sent by the step
+      // after it but the last. The cost of preparing where a compaction leaves the prompt near the
+      // ceiling; no step waits.
+      expect(scripted.summaryCalls()).toHaveLength(48);
+      expect(records).toHaveLength(47);
+      for (const record of records) expect(record.prepared).toBe(true);
+      expect(scripted.calls.map((call) => (call.summary ? 'S' : 's')).join('')).not.toContain('SS');
+    });
+  });
+});

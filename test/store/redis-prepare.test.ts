@@ -1,0 +1,111 @@
+import Redis from 'ioredis';
+import { createClient } from 'redis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CompactionRecord, compaction } from '../../src';
+import { checkpointText } from '../../src/checkpoint/message';
+import { redisStore } from '../../src/redis';
+import type { Message } from '../../src/prompt/types';
+import { SUMMARY, textResult } from '../support/models';
+import { assistant, scriptedModel, user, wrap } from '../support/harness';
+import { type RedisServer, startRedisServer } from '../support/redis-server';
+
+// SPEC 14 with the Redis store (SPEC 11): a checkpoint prepared in the background by one server
+// instance is held back on every instance, and sent by whichever one serves the step at the ceiling.
+// 20,000 window -> 17,000 ceiling; prepared from 13,600.
+
+let server: RedisServer;
+let ioredis: Redis;
+let nodeRedis: ReturnType<typeof createClient>;
+
+beforeAll(async () => {
+  server = await startRedisServer();
+  ioredis = new Redis({ host: '127.0.0.1', port: server.port, lazyConnect: true, connectTimeout: 500, commandTimeout: 1_000, maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: () => 50 });
+  ioredis.on('error', () => {});
+  await ioredis.connect();
+  nodeRedis = createClient({ url: server.url, socket: { connectTimeout: 500, reconnectStrategy: () => 50 }, disableOfflineQueue: true });
+  nodeRedis.on('error', () => {});
+  await nodeRedis.connect();
+});
+
+afterAll(async () => {
+  ioredis.disconnect();
+  nodeRedis.destroy();
+  await server.stop();
+});
+
+const tokens = (count: number, letter = 'u') => letter.repeat(count * 4);
+
+/** 13,994 tokens: in the prepare band. */
+const band = (): Message[] => {
+  const messages: Message[] = [];
+  for (let index = 0; index < 7; index++) messages.push(user(`${index} ${tokens(999)}`), assistant(`${index} ${tokens(999, 'a')}`));
+  return [...messages, user('next')];
+};
+/** 14,995 tokens: under the ceiling. */
+const under = (): Message[] => [...band(), assistant(tokens(1_000, 'b')), user('more')];
+/** 18,495 tokens: over the ceiling. */
+const atCeiling = (): Message[] => [...under(), assistant(tokens(1_000, 'c')), user(tokens(2_500, 'd'))];
+
+describe('redisStore with prepare', () => {
+  it('should hold a checkpoint prepared by one instance back on another, and let that one send it at the ceiling without a summary request', async () => {
+    const prefix = `prepare-${Date.now()}:`;
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const first = scriptedModel({ summary: () => gate.then(() => textResult(SUMMARY, 100, 200)) });
+    const background: Promise<unknown>[] = [];
+    const a = compaction({ contextWindow: 20_000, store: redisStore({ client: ioredis, prefix }), waitUntil: (promise) => void background.push(promise) });
+    await wrap(first.model, a).doGenerate({ prompt: band() });
+    // The step went out; its summary is still being written.
+    expect(first.stepCalls()[0]!.prompt).toEqual(band());
+    expect(await ioredis.keys(`${prefix}cp:*`)).toHaveLength(0);
+    open();
+    await Promise.all(background);
+
+    // Stored in Redis: the checkpoint, and the thread lists it as prepared, not among its checkpoints.
+    const [checkpointKey] = await ioredis.keys(`${prefix}cp:*`);
+    expect(checkpointKey).toBeDefined();
+    const [threadKey] = await ioredis.keys(`${prefix}thread:*`);
+    const thread = JSON.parse((await ioredis.get(threadKey!))!) as { checkpoints: unknown[]; prepared?: Array<{ length: number; digest: string }> };
+    expect(thread.checkpoints).toEqual([]);
+    expect(thread.prepared).toEqual([{ length: 14, digest: checkpointKey!.slice(`${prefix}cp:`.length) }]);
+
+    // A second instance, on another client: under the ceiling the conversation goes out whole.
+    const second = scriptedModel();
+    const records: CompactionRecord[] = [];
+    const b = compaction({ contextWindow: 20_000, store: redisStore({ client: nodeRedis, prefix }), onCompaction: (record) => void records.push(record) });
+    const wrapped = wrap(second.model, b);
+    await wrapped.doGenerate({ prompt: under() });
+    expect(second.stepCalls()[0]!.prompt).toEqual(under());
+    // At the ceiling it sends the prepared checkpoint at once, and reports it.
+    await wrapped.doGenerate({ prompt: atCeiling() });
+    expect(second.summaryCalls()).toHaveLength(0);
+    expect(records).toEqual([expect.objectContaining({ reason: 'auto', messagesCovered: 14, prepared: true, summary: SUMMARY })]);
+    const checkpoint: Message = { role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, records[0]!.record) }] };
+    expect(second.stepCalls()[1]!.prompt).toEqual([checkpoint, ...atCeiling().slice(14)]);
+
+    // Sent, it is promoted: now a checkpoint any instance finds, the first one included.
+    const promoted = JSON.parse((await ioredis.get(threadKey!))!) as { checkpoints: unknown[] };
+    expect(promoted.checkpoints).toEqual([{ length: 14, digest: checkpointKey!.slice(`${prefix}cp:`.length) }]);
+    const third = scriptedModel();
+    const next = [...atCeiling(), assistant('done'), user('thanks')];
+    await wrap(third.model, a).doGenerate({ prompt: next });
+    expect(third.summaryCalls()).toHaveLength(0);
+    expect(third.stepCalls()[0]!.prompt).toEqual([checkpoint, ...next.slice(14)]);
+  });
+
+  it('should not prepare again on another instance what one has prepared already', async () => {
+    const prefix = `prepare-once-${Date.now()}:`;
+    const first = scriptedModel();
+    const second = scriptedModel();
+    const background: Promise<unknown>[] = [];
+    const waitUntil = (promise: Promise<unknown>) => void background.push(promise);
+    const a = compaction({ contextWindow: 20_000, store: redisStore({ client: ioredis, prefix }), waitUntil });
+    const b = compaction({ contextWindow: 20_000, store: redisStore({ client: nodeRedis, prefix }), waitUntil });
+    await wrap(first.model, a).doGenerate({ prompt: band() });
+    await Promise.all(background);
+    await wrap(second.model, b).doGenerate({ prompt: under() });
+    await Promise.all(background);
+    expect(background).toHaveLength(1);
+    expect(first.summaryCalls().length + second.summaryCalls().length).toBe(1);
+  });
+});
