@@ -7,6 +7,7 @@ import { createOpenAI as createOpenAI4 } from 'openai4';
 import { createAnthropic as createAnthropic4 } from 'anthropic4';
 import { z } from 'zod';
 import { countText, createProjectTools, startProviderServer, type ProviderServer, type ProviderServerOptions } from './provider-server/index';
+import { paceOf } from './provider-server/http';
 
 const SUMMARY_PROMPT =
   'You MUST summarize the conversation above into a structured summary that will be given to another agent to resume the work.\n\nUse exactly these headings: ...';
@@ -337,6 +338,37 @@ describe('provider server', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     const again = await generateText({ model: model(server, 'anthropic'), prompt: TASK, maxRetries: 0 });
     expect(again.text.length).toBeGreaterThan(0);
+  });
+
+  describe('speed', () => {
+    it.each(APIS)('should take a real model\'s time (%s): the prompt read before the first frame, the output spread over the frames', async (api) => {
+      // 5,000 prompt tokens and 1,000 output tokens a second: a ~20-token prompt reads in ~4 ms, a
+      // reply of n output tokens writes in n ms.
+      const server = await start({ speed: { promptTokensPerSecond: 5_000, outputTokensPerSecond: 1_000 } });
+      const started = performance.now();
+      const whole = await generateText({ model: model(server, api), prompt: TASK, maxRetries: 0 });
+      const wholeMs = performance.now() - started;
+      const first = server.requests[0]!;
+      const expected = ((first.promptTokens - (first.cachedTokens ?? 0)) / 5_000) * 1_000 + first.outputTokens;
+      expect(first.outputTokens).toBeGreaterThan(5);
+      expect(wholeMs).toBeGreaterThanOrEqual(expected - 5);
+      expect(whole.text.length + whole.toolCalls.length).toBeGreaterThan(0);
+
+      const streamStarted = performance.now();
+      const times: number[] = [];
+      const result = streamText({ model: model(server, api), prompt: TASK, maxRetries: 0 });
+      for await (const _part of result.fullStream) times.push(performance.now() - streamStarted);
+      const second = server.requests[1]!;
+      const outputMs = second.outputTokens;
+      // The output arrives over time, not at once.
+      expect(times[times.length - 1]! - times[0]!).toBeGreaterThanOrEqual(outputMs * 0.8);
+    });
+
+    it('should count prompt tokens read from the cache as taking no time unless told', () => {
+      expect(paceOf({ promptTokensPerSecond: 5_000, outputTokensPerSecond: 60 }, { input: 10_000, cacheRead: 9_000, output: 60 })).toEqual({ promptMs: 200, outputMs: 1_000 });
+      expect(paceOf({ promptTokensPerSecond: 5_000, outputTokensPerSecond: 60, cachedPromptTokensPerSecond: 90_000 }, { input: 10_000, cacheRead: 9_000, output: 60 })).toEqual({ promptMs: 300, outputMs: 1_000 });
+      expect(paceOf(undefined, { input: 10_000, cacheRead: 0, output: 60 })).toBeUndefined();
+    });
   });
 
   it('should switch the context window at run time', async () => {

@@ -205,7 +205,7 @@ export async function sendAnthropic(res: ServerResponse, ctx: ReplyContext): Pro
     return;
   }
 
-  const sse = new SseWriter(res, ctx.delayMs, true);
+  const sse = new SseWriter(res, ctx.delayMs, true, {}, ctx.pace);
   const send = (event: Record<string, unknown>) => sse.send(event, String(event.type));
   await send({
     type: 'message_start',

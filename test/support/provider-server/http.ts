@@ -31,15 +31,49 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.end(text);
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Server-sent events; `named` adds an `event:` line (Anthropic and OpenAI Responses do, chat does not). */
+/** A model's generation speed (`ProviderServerOptions.speed`). */
+export interface Speed {
+  /** Prompt tokens read a second (not read from the prompt cache). */
+  promptTokensPerSecond: number;
+  /** Output tokens written a second. */
+  outputTokensPerSecond: number;
+  /** Prompt tokens read from the prompt cache a second (default: no time at all). */
+  cachedPromptTokensPerSecond?: number;
+}
+
+/**
+ * How long a reply takes at a speed: reading the prompt (before anything is sent), then writing the
+ * output. A streamed reply sends its first frame after the prompt is read and spreads the output
+ * over its frames; one that is not streamed is sent whole after both.
+ */
+export interface Pace {
+  promptMs: number;
+  outputMs: number;
+}
+
+export function paceOf(speed: Speed | undefined, usage: Pick<Usage, 'input' | 'output' | 'cacheRead'>): Pace | undefined {
+  if (speed === undefined) return undefined;
+  const uncached = Math.max(0, usage.input - usage.cacheRead);
+  const cachedMs = speed.cachedPromptTokensPerSecond === undefined ? 0 : (usage.cacheRead / speed.cachedPromptTokensPerSecond) * 1000;
+  return { promptMs: (uncached / speed.promptTokensPerSecond) * 1000 + cachedMs, outputMs: (usage.output / speed.outputTokensPerSecond) * 1000 };
+}
+
+/**
+ * Server-sent events; `named` adds an `event:` line (Anthropic and OpenAI Responses do, chat does not).
+ * With a `pace`, the first frame waits for the prompt to be read and each frame after it for its
+ * share of the output (`frames`: how many the reply will send, about).
+ */
 export class SseWriter {
+  private sent = 0;
+
   constructor(
     private readonly res: ServerResponse,
     private readonly delayMs: number,
     private readonly named: boolean,
     headers: Record<string, string> = {},
+    private readonly pace?: Pace & { frames: number },
   ) {
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
@@ -55,6 +89,12 @@ export class SseWriter {
 
   async send(data: unknown, eventName?: string): Promise<void> {
     if (this.closed) return;
+    if (this.pace !== undefined) {
+      const wait = this.sent === 0 ? this.pace.promptMs : this.pace.outputMs / Math.max(1, this.pace.frames - 1);
+      this.sent++;
+      if (wait > 0) await sleep(wait);
+      if (this.closed) return;
+    }
     const name = this.named && eventName ? `event: ${eventName}\n` : '';
     this.res.write(`${name}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
     if (this.delayMs > 0) await sleep(this.delayMs);
@@ -108,6 +148,8 @@ export interface ReplyContext {
   usage: Usage;
   ids: Ids;
   delayMs: number;
+  /** How long the reply takes (`ProviderServerOptions.speed`), with the frames a stream of it sends. */
+  pace?: Pace & { frames: number };
 }
 
 /** Splits a JSON argument string into a few deltas, like the providers stream them. */

@@ -30,13 +30,14 @@ import { compactionSummary } from './compaction';
 import { parseAnthropicRequest, sendAnthropic, type ParsedAnthropicRequest } from './anthropic';
 import { isRecord, jsonString, RequestError, type ApiName, type ParsedRequest } from './conversation';
 import { anthropicInvalidRequest, anthropicOverflow, openaiChatOverflow, openaiInvalidRequest } from './errors';
-import { Ids, readBody, sendJson, type RenderedReply, type Usage } from './http';
+import { argDeltas, Ids, paceOf, readBody, sendJson, sleep, type RenderedReply, type Speed, type Usage } from './http';
 import { parseChatRequest, sendChat } from './openai-chat';
 import { parseResponsesRequest, ResponsesStore, sendResponses, sendResponsesOverflow, type ParsedResponsesRequest } from './openai-responses';
-import { anthropicCache, countOutput, countPrompt, openaiCache, PrefixCache, prefixHashes, truncateToTokens } from './tokens';
+import { anthropicCache, countOutput, countPrompt, openaiCache, PrefixCache, prefixHashes, splitDeltas, truncateToTokens } from './tokens';
 
 export type { AgentReply, AgentRequest, AgentScript, SummaryKind } from './agent';
 export type { ApiName, Message, Part } from './conversation';
+export type { Speed } from './http';
 export { createProjectTools, getProject, projectToolDescriptions, type ProjectTools } from './project';
 export { countText } from './tokens';
 
@@ -49,6 +50,13 @@ export interface ProviderServerOptions {
   agent?: AgentScript;
   /** Pause between SSE frames, for demos (default 0). */
   streamDelayMs?: number;
+  /**
+   * A real model's speed, e.g. `{ promptTokensPerSecond: 5_000, outputTokensPerSecond: 60 }`: each
+   * answer waits for its prompt to be read (tokens from the prompt cache take no time unless
+   * `cachedPromptTokensPerSecond` says) and its output to be written, before a reply that is not
+   * streamed, and between the frames of one that is. Default: no wait (tests).
+   */
+  speed?: Speed;
   /** How many of the newest requests keep their `body` in `requests` (default 200; older ones drop it to save memory). */
   keepBodies?: number;
 }
@@ -197,7 +205,11 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
     const usage: Usage = { input: count.total, output: countOutput(reply.text, reply.toolCalls), ...cache };
 
     record({ ...entry, outputTokens: usage.output, cachedTokens: cache.cacheRead, rejected: false, status: 200, reply });
-    const ctx = { request: parsed, body, reply, usage, ids, delayMs };
+    const pace = paceOf(options.speed, usage);
+    if (pace !== undefined && !parsed.stream) await sleep(pace.promptMs + pace.outputMs);
+    // A stream's frames, about: its text and argument deltas and a few around them.
+    const frames = splitDeltas(reply.text).length + reply.toolCalls.reduce((sum, call) => sum + argDeltas(call.args).length + 2, 0) + 4;
+    const ctx = { request: parsed, body, reply, usage, ids, delayMs, ...(pace === undefined ? {} : { pace: { ...pace, frames } }) };
     if (api === 'openai-chat') await sendChat(res, ctx);
     else if (api === 'anthropic') await sendAnthropic(res, ctx);
     else await sendResponses(res, ctx, responsesStore, (parsed as ParsedResponsesRequest).store);

@@ -157,7 +157,7 @@ export async function sendChat(res: ServerResponse, ctx: ReplyContext): Promise<
   }
 
   const includeUsage = isRecord(ctx.body.stream_options) && ctx.body.stream_options.include_usage === true;
-  const sse = new SseWriter(res, ctx.delayMs, false);
+  const sse = new SseWriter(res, ctx.delayMs, false, {}, ctx.pace);
   const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => ({
     id,
     object: 'chat.completion.chunk',

@@ -320,7 +320,7 @@ export async function sendResponses(res: ServerResponse, ctx: ReplyContext, stor
     return;
   }
 
-  const sse = new SseWriter(res, ctx.delayMs, true);
+  const sse = new SseWriter(res, ctx.delayMs, true, {}, ctx.pace);
   let seq = 0;
   const send = (event: Record<string, unknown>) => sse.send({ type: event.type, sequence_number: seq++, ...event }, String(event.type));
   await send({ type: 'response.created', response: shell });
@@ -378,7 +378,7 @@ async function sendCompaction(
     sendJson(res, 200, final);
     return;
   }
-  const sse = new SseWriter(res, ctx.delayMs, true);
+  const sse = new SseWriter(res, ctx.delayMs, true, {}, ctx.pace);
   let seq = 0;
   const send = (event: Record<string, unknown>) => sse.send({ type: event.type, sequence_number: seq++, ...event }, String(event.type));
   await send({ type: 'response.created', response: shell });
