@@ -6,7 +6,7 @@ import type { CompactionRecord } from '../types';
 export function report(engine: Engine, record: CompactionRecord): void {
   engine.last = record;
   engine.info(
-    `ai-compaction: compacted ${record.messagesCovered} messages (${record.reason}): ${record.tokensBefore} -> ${record.tokensAfter} estimated tokens`,
+    `ai-compaction: compacted ${record.messagesCovered} messages (${record.reason}${record.prepared === true ? ', prepared ahead' : ''}): ${record.tokensBefore} -> ${record.tokensAfter} estimated tokens`,
   );
   try {
     const returned: unknown = engine.settings.onCompaction?.(record as never);

@@ -204,4 +204,12 @@ describe('examples/next-chat in Chromium', () => {
     expect(b?.summary).toContain('Bravo');
     expect(b?.summary).not.toContain('Alpha');
   }, 60_000);
+
+  it('hands the checkpoints prepared in the background to after() (or the Edge runtime\'s waitUntil) without a warning', () => {
+    // lib/model.ts logs through console: one line per compaction, a warning per failure.
+    const output = app.output();
+    expect(output).toMatch(/ai-compaction: compacted \d+ messages \(auto, prepared ahead\)/);
+    expect(output).not.toContain('waitUntil refused');
+    expect(output).not.toContain('in the background failed');
+  });
 });
