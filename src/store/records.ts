@@ -42,7 +42,8 @@ export const checkpointSchema = z
   .strict()
   // The kept user messages are among those it covers, in order: each goes out once, after the item.
   .refine((checkpoint) => checkpoint.native === undefined || checkpoint.native.keep.every((index, at, keep) => index < checkpoint.length && (at === 0 || keep[at - 1]! < index)), {
-    message: 'native.keep must list messages it covers, in increasing order',
+    // A predicate of the field: a refused state reads `checkpoints.<digest>.native.keep must list ...`.
+    message: 'must list messages it covers, in increasing order',
     path: ['native', 'keep'],
   });
 
