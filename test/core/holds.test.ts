@@ -216,6 +216,27 @@ describe('a summarizer that fails (SPEC 6.8)', () => {
     expect(failures.map((line) => /failure (\d+) in a row/.exec(line)?.[1])).toEqual(['1', '2', '1']);
   });
 
+  it('should warn once for concurrent steps that shared one failed compaction', async () => {
+    const log = recordingLogger();
+    let summaries = 0;
+    let steps = 0;
+    // A summarizer that takes a moment, so that the five steps find its compaction under way and join it.
+    const model = new MockLanguageModel({
+      doGenerate: async ({ prompt }: CallOptions) => {
+        if (!isSummaryPrompt(prompt)) return (steps++, textResult('ok', undefined, 10));
+        summaries++;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return textResult('no template');
+      },
+    });
+    const wrapped = wrap(model, compaction({ contextWindow: 40_000, logger: log.logger }));
+    const prompt = [user(tokens(12_000, 'a')), assistant(tokens(12_000, 'b')), user('go')];
+    await Promise.all(Array.from({ length: 5 }, () => wrapped.doGenerate({ prompt })));
+    expect(summaries).toBe(2);
+    expect(steps).toBe(5);
+    expect(log.warn.filter((line) => line.includes('compaction failed'))).toHaveLength(1);
+  });
+
   it("should not let one conversation's failure hold another that shares its opening", async () => {
     const log = recordingLogger();
     const scripted = scriptedModel({ summary: () => textResult('no template'), inputTokens: () => undefined });
