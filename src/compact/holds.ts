@@ -1,6 +1,6 @@
 import type { Engine } from '../engine';
 import { type CompactionError, failureDetail } from '../errors';
-import { trailingUserStart } from '../prompt/conversation';
+import { liveStart } from '../prompt/conversation';
 import { estimatePrompt } from '../sizing/estimate';
 import type { Hold } from '../store/records';
 import { type StepView, coveredUpTo, outgoingPrompt, totalSize } from '../view';
@@ -26,8 +26,8 @@ export async function held(view: StepView, limit: number, window: number | undef
   let fits: boolean | undefined;
   const stands = (hold: Hold): boolean => {
     if (hold.cause === 'nothing-older' && hold.end !== undefined) {
-      // What a compaction covers ends where the trailing user messages begin (as in compact()).
-      return trailingUserStart(view.conversation) <= hold.end;
+      // What a compaction covers ends where the live part begins (as in compact()).
+      return liveStart(view.conversation) <= hold.end;
     }
     if (totalSize(view) >= hold.size + holdGrowth(hold, limit)) return false;
     if (hold.cause !== 'failed' || window === undefined) return true;
@@ -70,9 +70,6 @@ export async function holdNothingOlder(engine: Engine, view: StepView, limit: nu
       'Not compacting again until there is (a new exchange or step).');
 }
 
-/** Failures already told: the steps that joined one failed compaction (SPEC 11) share its error. */
-const told = new WeakSet<object>();
-
 /**
  * After a failed compaction (SPEC 6.8): holds the conversation from compacting on its own until it
  * has grown by a tenth of the ceiling, doubled for each further failure in a row, and says once per
@@ -92,8 +89,8 @@ export async function holdAfterFailure(
   const failures = Math.min(before + 1, MAX_FAILURES);
   const growth = holdGrowth({ cause: 'failed', failures }, limit);
   const key = typeof error === 'object' && error !== null ? error : failure;
-  const first = !told.has(key);
-  told.add(key);
+  const first = !engine.failuresTold.has(key);
+  engine.failuresTold.add(key);
   const what = thrown === undefined ? 'the step goes out unchanged' : `the step does not fit the window of ${thrown.window} tokens, so the CompactionError is thrown`;
   const said = `ai-compaction: compaction failed (${failure.reason}): ${failureDetail(failure)}; ${what}.`;
   const until =

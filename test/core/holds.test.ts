@@ -288,11 +288,9 @@ describe('a hold placed because there was nothing older to compact (SPEC 6.8)', 
     if (outcome !== undefined) expect(CompactionError.isInstance(outcome)).toBe(true);
   });
 
-  // Needs SPEC 6.1 "a checkpoint is made of what it covers": the summary request must leave out the
-  // live 1,600-token question, so that it is 18,530 counted tokens + the appended request (room
-  // 20,000 - (18,530 + 1.15 x 343) = 1,075 >= 1,024). Until then the request carries the question,
-  // has no room, cannot be shortened below the single 18,500-token message, and fails as too large.
-  it.fails('should compact the second turn and send it under the window (18,500-token message, then 1,600)', async () => {
+  // SPEC 6.1: the summary request leaves out the live 1,600-token question, so it is 18,530 counted
+  // tokens + the appended request (room 20,000 - (18,530 + 1.15 x 343) = 1,075 >= 1,024).
+  it('should compact the second turn and send it under the window (18,500-token message, then 1,600)', async () => {
     const { scripted, middleware, outcome } = await twoTurns();
     expect(outcome).toBeUndefined();
     expect(scripted.summaryCalls()).toHaveLength(1);
