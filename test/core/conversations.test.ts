@@ -370,14 +370,15 @@ describe('compaction', () => {
       expect(steps).toHaveLength(50);
       // 16,000 window -> ceiling 13,600. The conversation is one exchange (a single user message, then
       // tool calls and results). Each compaction covers all but the newest step, which stays live
-      // (3,006 tokens, under a quarter of the ceiling); the record opens with the task and a note
-      // of the steps summarized (all that is covered fits the 3,400-token budget, so only its newest
-      // half may stay, and a 320-token step does not fit in that half). A step after a compaction is
-      // 6,000 (system) + ~190 (checkpoint) + 3,006 (live step) = ~9,200; the next one ~12,200, and
-      // the one after it (~15,200) reaches the ceiling. Steps 1-3 (6,004, 9,006, 12,009) need none;
-      // steps 4, 6, ..., 50 compact: 24 summary requests.
+      // (3,006 tokens, under a quarter of the ceiling), and its record takes the newest 3,400 tokens
+      // (a quarter of the ceiling) of everything it covers, opening with the task. A step after a
+      // compaction is 6,000 (system) + ~3,600 (checkpoint) + 3,006 (live step) = ~12,600, under the
+      // ceiling; the next one adds 3,003 and reaches it. Steps 1-3 (6,004, 9,006, 12,009) need none;
+      // while the record fills up, steps 4, 6, 8, 10, 12 and 14 compact, then every step from 15 on:
+      // 42 summary requests, each making progress (never two in a row).
+      // A system prompt of 44 % of the ceiling leaves little room: the README says so.
       const summaries = scripted.summaryCalls().length;
-      expect(summaries).toBe(24);
+      expect(summaries).toBe(42);
       expect(log.info).toHaveLength(summaries);
       expect(log.warn).toEqual([]);
       for (const call of steps) expect(estimatePrompt(call.prompt, call.tools)).toBeLessThan(13_600);
