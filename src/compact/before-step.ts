@@ -25,7 +25,7 @@ export async function compactBeforeStep(engine: Engine, view: StepView, model: M
     } else {
       engine.warn(`ai-compaction: compaction failed (${failure.reason}): ${failure.message}`);
     }
-    if (window !== undefined && estimatePrompt(outgoingPrompt(view), view.params.tools) > window) throw failure;
+    if (window !== undefined && estimatePrompt(outgoingPrompt(view), view.params.tools, view.estimator) > window) throw failure;
     return view;
   }
 }
