@@ -12,6 +12,7 @@ interface Benchmark {
 const BENCHMARKS: Benchmark[] = [
   { name: 'overhead', load: () => import('./overhead') },
   { name: 'session', load: () => import('./session') },
+  { name: 'sizing', load: () => import('./sizing') },
   { name: 'load', load: () => import('./load') },
 ];
 

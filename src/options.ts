@@ -61,6 +61,7 @@ const rules = {
   },
   onCompaction: { schema: functionValue, expected: 'a function' },
   native: { schema: z.boolean(), expected: 'true or false' },
+  estimate: { schema: functionValue, expected: 'a function (text) => tokens' },
 } as const;
 
 export type OptionName = keyof typeof rules | 'state';
@@ -77,6 +78,8 @@ export interface ResolvedOptions {
   store: CompactionStore | undefined;
   onCompaction: ((record: never) => unknown) | undefined;
   native: boolean;
+  /** A tokenizer for text, instead of the characters-a-token rule. */
+  estimate: ((text: string) => number) | undefined;
 }
 
 /** Validates options at construction: a bad one throws a `TypeError` naming the option and value. */
@@ -106,6 +109,7 @@ export function resolveOptions(options: Record<string, unknown>): ResolvedOption
     store: value('store'),
     onCompaction: value('onCompaction') as ResolvedOptions['onCompaction'],
     native: value('native') ?? false,
+    estimate: value('estimate') as ResolvedOptions['estimate'],
   };
 }
 

@@ -145,7 +145,7 @@ async function run(engine: Engine, { view, reason, model, window, target, limit,
 function coveredRequest(view: StepView, live: number): { sent: Message[]; size: StepView['size'] } {
   if (live === 0) return { sent: view.sent, size: view.size };
   const sent = view.sent.slice(0, view.sent.length - live);
-  const liveTokens = estimateMessages(view.sent, sent.length);
+  const liveTokens = estimateMessages(view.sent, sent.length, view.sent.length, view.estimator);
   const estimated = Math.max(0, view.size.estimated - liveTokens);
   const counted = Math.max(0, view.size.counted - Math.max(0, liveTokens - view.size.estimated));
   return { sent, size: { counted, estimated } };
