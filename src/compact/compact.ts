@@ -6,7 +6,7 @@ import { CompactionError } from '../errors';
 import { keptUserMessages, nativeItem } from '../native/trigger';
 import { liveStart } from '../prompt/conversation';
 import type { Message, Model } from '../prompt/types';
-import { estimateMessages } from '../sizing/estimate';
+import { charsPerTokenOf, estimateMessages } from '../sizing/estimate';
 import { type StoredCheckpoint, readableBy } from '../store/records';
 import type { CompactionReason } from '../types';
 import { type StepView, coveredUpTo, totalSize, withCheckpoint } from '../view';
@@ -79,9 +79,10 @@ async function run(engine: Engine, { view, reason, model, window, target, limit,
   if (native === undefined) {
     // The newest of all it stands for, the previous checkpoint's part too: those messages are the
     // caller's, still at hand, and the newest steps are what the model continues from.
-    const record = selectRecord(view.conversation, recordBudget(settings.keep, limit), view.boundaryEnd, end);
+    const charsPerToken = charsPerTokenOf(view.estimator);
+    const record = selectRecord(view.conversation, recordBudget(settings.keep, limit), view.boundaryEnd, end, charsPerToken);
     recordText = record.text;
-    identifiers = collectIdentifiers(covered, view.checkpoint?.identifiers ?? [], identifierBudget(limit));
+    identifiers = collectIdentifiers(covered, view.checkpoint?.identifiers ?? [], identifierBudget(limit), charsPerToken);
     const reply = await summarize({
       model: engine.summarizer ?? model,
       params: view.params,

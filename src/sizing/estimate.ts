@@ -17,6 +17,14 @@ export interface Estimator {
   readonly tokenizer?: { readonly tokenize: Tokenize; readonly factor: number };
 }
 
+/**
+ * Characters a token by an estimator, for rules that budget serialized text (the record, the live
+ * step, the identifiers): its learned ratio, or with a tokenizer 4 divided by its learned factor.
+ */
+export function charsPerTokenOf(estimator: Estimator): number {
+  return estimator.tokenizer === undefined ? estimator.charsPerToken : CHARS_PER_TOKEN / estimator.tokenizer.factor;
+}
+
 /** 4 characters a token: the rule until a model has counts. */
 export const FIXED_ESTIMATOR: Estimator = { charsPerToken: CHARS_PER_TOKEN };
 
