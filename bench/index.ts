@@ -13,6 +13,7 @@ const BENCHMARKS: Benchmark[] = [
   { name: 'overhead', load: () => import('./overhead') },
   { name: 'session', load: () => import('./session') },
   { name: 'load', load: () => import('./load') },
+  { name: 'continuity', load: () => import('./continuity') },
 ];
 
 async function main(): Promise<void> {
