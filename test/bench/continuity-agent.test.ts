@@ -168,6 +168,20 @@ describe('the fixer policy', () => {
     expect(call([...prompt, ...wrong, ...readFirst])).toEqual({ name: 'edit_file', input: { path: first.file, line: first.line, token } });
   });
 
+  it('reads a listing wherever it starts, and its lines after a gap too, but never a line cut before its token', () => {
+    const listing = tools.read_file({ path: first.file });
+    const edit = { name: 'edit_file', input: { path: first.file, line: first.line, token } };
+    expect(call([SYSTEM, user(FIXER_TASK), ...npmTest, ...runFirst, said(`Here is the file: ${listing}`)])).toEqual(edit);
+    // an excerpt of the first and last parts: the lines after the gap are still of that file
+    const lines = listing.split('\n');
+    const excerpt = (tail: string[]) => [...lines.slice(0, 20), '[some characters left out]', ...tail].join('\n');
+    const at = lines.findIndex((line) => line.includes(` ${token} |`));
+    expect(call([SYSTEM, user(FIXER_TASK), ...npmTest, ...runFirst, ...step('read_file', { path: first.file }, excerpt(lines.slice(at)))])).toEqual(edit);
+    // the excerpt starts inside the line: its number is cut, so it could be any line
+    const cut = [lines[at]!.trimStart().slice(1), ...lines.slice(at + 1)];
+    expect(call([SYSTEM, user(FIXER_TASK), ...npmTest, ...runFirst, ...step('read_file', { path: first.file }, excerpt(cut))])).toEqual({ name: 'read_file', input: { path: first.file } });
+  });
+
   it("doesn't see a token that a cut tool output left out", () => {
     const cut = step('read_file', { path: first.file }, `${tools.read_file({ path: first.file }).slice(0, 1_250)}\n[truncated]`);
     expect(call([SYSTEM, user(FIXER_TASK), ...npmTest, ...runFirst, ...cut])).toEqual({ name: 'read_file', input: { path: first.file } });

@@ -14,8 +14,8 @@
 // - `FAIL test/<x>.test.ts` (a failing test) and `PASS test/<x>.test.ts` (a passing one; PASS wins);
 // - a failure: `FAIL test/<x>.test.ts > <name>`, then `<Error>: <message>`, then `at src/<f>.ts:<n>`
 //   (on three lines in vitest's output, or on one line joined by ` — ` and ` ` in a summary);
-// - the token on a line: a read_file listing (`src/<f>.ts (<n> lines)` then `<n> <token> | <code>`
-//   lines) or the sentence `` `src/<f>.ts:<n>` reads `<token>` ``;
+// - the token on a line: a line `<n> <token> | <code>` of a read_file listing (it belongs to the
+//   newest header `src/<f>.ts (<n> lines)` before it), or the sentence `` `src/<f>.ts:<n>` reads `<token>` ``;
 // - `edit applied: src/<f>.ts:<n>`, and `edit rejected: src/<f>.ts:<n> does not carry <token>`
 //   (that token is then not the line's);
 // - `Suite: 0 failing, <m> passing` (the whole suite passes).
@@ -59,8 +59,9 @@ const RE = {
   fail: new RegExp(String.raw`\bFAIL (${TEST})(?![\w./-])`, 'g'),
   pass: new RegExp(String.raw`\bPASS (${TEST})(?![\w./-])`, 'g'),
   failure: new RegExp(String.raw`\bFAIL (${TEST}) > ([^\n]+?)(?:\n| — )((?:[A-Z]\w*)?Error: [^\n]+?)(?:\n[ \t]*| )at (${SRC}):(\d+)\b`, 'g'),
-  listing: new RegExp(String.raw`^(${PATH}) \(\d+ lines\)\n((?:[ \t]*\d+ ${TOKEN} \|[^\n]*(?:\n|$))+)`, 'gm'),
-  listingLine: new RegExp(String.raw`^[ \t]*(\d+) (${TOKEN}) \|`, 'gm'),
+  // a listing's header, or one of its lines (the number right-aligned in 4 columns: a line cut
+  // anywhere before its token does not pass for another line)
+  listing: new RegExp(String.raw`(?<![\w./-])(${PATH}) \((\d+) lines\)$|^( {3}\d| {2}\d{2}| \d{3}|\d{4,}) (${TOKEN}) \|`, 'gm'),
   reads: new RegExp(String.raw`\`?(${SRC}):(\d+)\`? reads \`?(${TOKEN})\b`, 'g'),
   applied: new RegExp(String.raw`\bedit applied: (${SRC}):(\d+)\b`, 'g'),
   rejected: new RegExp(String.raw`\bedit rejected: (${SRC}):(\d+) does not carry (${TOKEN})\b`, 'g'),
@@ -115,9 +116,11 @@ export function readFacts(text: string): FixerFacts {
     if (rejected.has(`${loc} ${token}`)) return;
     if ((facts.tokens.get(loc)?.at ?? -1) < at) facts.tokens.set(loc, { token, at });
   };
+  // a listing line belongs to the newest header before it, when it is within that file's length
+  let listing: { path: string; lines: number } | undefined;
   for (const m of text.matchAll(RE.listing)) {
-    const base = m.index + m[0].length - m[2]!.length;
-    for (const line of m[2]!.matchAll(RE.listingLine)) seeToken(`${m[1]}:${Number(line[1])}`, line[2]!, base + line.index);
+    if (m[1] !== undefined) listing = { path: m[1], lines: Number(m[2]) };
+    else if (listing !== undefined && Number(m[3]) <= listing.lines) seeToken(`${listing.path}:${Number(m[3])}`, m[4]!, m.index);
   }
   for (const m of text.matchAll(RE.reads)) seeToken(`${m[1]}:${Number(m[2])}`, m[3]!, m.index);
   for (const m of text.matchAll(RE.applied)) newest(facts.edits, `${m[1]}:${Number(m[2])}`, m.index);
