@@ -14,7 +14,7 @@ import type {
   LanguageModelV3GenerateResult,
   LanguageModelV3Prompt,
 } from '@ai-sdk/provider';
-import { compaction } from '../src/compaction';
+import { compaction } from '../src';
 import { PrefixDigests } from '../src/prompt/hash';
 import { TOOLS, asMessages, estimatedTokens, extendConversation, generateConversation } from './conversation';
 

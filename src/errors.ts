@@ -3,6 +3,7 @@ import { AISDKError } from 'ai';
 const name = 'AI_CompactionError';
 const marker = `vercel.ai.error.${name}`;
 const symbol = Symbol.for(marker);
+const PREFIX = 'ai-compaction: ';
 
 /** Why a compaction failed. */
 export type CompactionFailure =
@@ -25,7 +26,7 @@ export class CompactionError extends AISDKError {
   readonly reason: CompactionFailure;
 
   constructor({ reason, message, cause }: { reason: CompactionFailure; message: string; cause?: unknown }) {
-    super({ name, message: `ai-compaction: ${message}`, cause });
+    super({ name, message: `${PREFIX}${message}`, cause });
     this.reason = reason;
   }
 
@@ -34,7 +35,19 @@ export class CompactionError extends AISDKError {
   }
 }
 
+/** What a compaction error says, without the package's prefix: for a line that has its own. */
+export function failureDetail(error: CompactionError): string {
+  return error.message.startsWith(PREFIX) ? error.message.slice(PREFIX.length) : error.message;
+}
+
 /** The message of anything thrown. */
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** Whether an error is the step being aborted (its signal, or an abort or timeout error), never to be taken for a failure of ours. */
+export function isAbort(error: unknown, signal: AbortSignal | undefined): boolean {
+  if (signal?.aborted) return true;
+  const name = (error as { name?: unknown } | null)?.name;
+  return name === 'AbortError' || name === 'TimeoutError';
 }

@@ -1,14 +1,16 @@
 /** Context compaction for the Vercel AI SDK. */
-export {
-  compaction,
-  compactionOf,
-  type CompactionCallOptions,
-  type CompactionMetadata,
-  type CompactionMiddleware,
-  type CompactionOptions,
-  type CompactionReason,
-  type CompactionRecord,
-} from './compaction';
+export { compaction } from './compaction';
+/** The compaction a step made, read from its `providerMetadata`. */
+export { compactionOf } from './metadata';
+/** Options, per-call options, the middleware, and what it reports of a compaction. */
+export type {
+  CompactionCallOptions,
+  CompactionMetadata,
+  CompactionMiddleware,
+  CompactionOptions,
+  CompactionReason,
+  CompactionRecord,
+} from './types';
 /** Whether a call is this package's summary request; a middleware after this one should pass it on unchanged. */
 export { isSummaryRequest } from './checkpoint/summarize';
 /** A compaction that failed; nothing was stored. */

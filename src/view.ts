@@ -1,3 +1,4 @@
+import { afterCheckpoint } from './checkpoint/live';
 import { checkpointMessage } from './checkpoint/message';
 import { boundaryEnd, nativeBoundary } from './native/items';
 import { splitPrompt } from './prompt/conversation';
@@ -7,7 +8,7 @@ import type { CallOptions, Message, SystemMessage } from './prompt/types';
 import { estimateMessages, estimatePrompt } from './sizing/estimate';
 import type { Keeper } from './store/keeper';
 import { type CountRecord, type StoredCheckpoint, type Thread, mergeThreads, readableBy } from './store/records';
-import type { CompactionRecord } from './compaction';
+import type { CompactionRecord } from './types';
 
 /** One step as the middleware sees it: the caller's conversation, its checkpoint, what goes out, its size. */
 export interface StepView {
@@ -64,9 +65,9 @@ export function arrange(
       { role: 'assistant', content: [checkpoint.native.part as Message['content'][number] & object] } as Message,
       ...checkpoint.native.keep.map((index) => conversation[index]!),
     ];
-  } else standIn = [...lead, checkpointMessage(checkpoint.summary, checkpoint.record)];
+  } else standIn = [...lead, checkpointMessage(checkpoint.summary, checkpoint.record, checkpoint.identifiers)];
   const from = checkpoint === undefined ? leadEnd : checkpoint.length;
-  return { standIn, sent: from === 0 ? conversation : [...standIn, ...conversation.slice(from)] };
+  return { standIn, sent: from === 0 ? conversation : [...standIn, ...afterCheckpoint(conversation, from, checkpoint?.step)] };
 }
 
 /** Finds the step's checkpoint and the provider count its prompt extends, and measures it. */
@@ -195,4 +196,11 @@ export async function supersededCounts(view: StepView): Promise<Set<string>> {
     if (count.length < digests.length && (await digests.of(count.length)) === count.digest) superseded.add(count.digest);
   }
   return superseded;
+}
+
+/** The view of a step sent with `checkpoint` in place of what it covers, measured by estimate. */
+export function withCheckpoint(view: StepView, checkpoint: StoredCheckpoint): StepView {
+  const arranged = arrange(view.conversation, checkpoint, view.boundary);
+  const estimated = estimatePrompt([...view.system, ...arranged.sent], view.params.tools);
+  return { ...view, checkpoint, ...arranged, size: { counted: 0, estimated }, sizeKnown: checkpoint.native === undefined };
 }

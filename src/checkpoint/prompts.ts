@@ -72,7 +72,7 @@ ${RULES}
 - Newer history always takes precedence over the existing checkpoint.
 - Preserve everything in the existing checkpoint that newer history does not contradict.
 - Move finished work from Active to Completed; drop blockers that were resolved.
-- Do not reproduce the <conversation-checkpoint>, <summary> or <recent-context> tags.`;
+- Do not reproduce the <conversation-checkpoint>, <summary> or <recent-context> tags, nor the "## Identifiers (kept verbatim)" section: the system keeps that list itself.`;
 
 /** Sent when a reply did not fill in the template. */
 export const REMINDER_PROMPT = `The previous response did not fill in the required summary template. Do not call tools. Return the summary with these exact headings, in this order, and nothing else:

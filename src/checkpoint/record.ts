@@ -1,11 +1,10 @@
-import { exchanges } from '../prompt/conversation';
 import type { Message } from '../prompt/types';
 import { CHARS_PER_TOKEN } from '../sizing/estimate';
-import { RECORD_STYLE, messageLines } from './serialize';
+import { RECORD_STYLE, keepEnds, messageLines } from './serialize';
 
 /** The record of a checkpoint: the newest messages it covers, serialized, and where they start. */
 export interface CheckpointRecord {
-  /** Index in the covered messages at which the record starts (their length when empty). */
+  /** Index in the conversation at which the record's newest messages start (`end` when it has none). */
   start: number;
   text: string;
   tokens: number;
@@ -16,34 +15,74 @@ export function recordBudget(keep: number, ceiling: number | undefined): number 
   return ceiling === undefined ? keep : Math.max(0, Math.min(keep, Math.floor(ceiling / 4)));
 }
 
+/** The note between a turn's user message and its newest steps, when the steps between are summarized. */
+export function earlierStepsNote(steps: number): string {
+  return `[${steps} earlier steps of this turn are summarized above]`;
+}
+
+const tokensOf = (chars: number) => Math.round(chars / CHARS_PER_TOKEN);
+
 /**
- * Chooses the record among `messages` (what a new checkpoint covers and the previous one did not):
- * the newest messages within `budget` tokens, starting at a user message so a tool call stays with
- * its result. When they all fit, only the latest exchange; when there is a single exchange, none.
+ * Chooses the record among what a new checkpoint covers, `conversation[from..end)` (SPEC 6.4):
+ * - the newest messages within `budget` tokens, starting at a user message;
+ * - when the newest turn alone is larger, the record starts inside it at an assistant message (a
+ *   tool call stays with its result), opening with that turn's user message verbatim (its ends
+ *   when longer than a quarter of the budget; found before `from` too) and a note of how many of
+ *   its steps are summarized;
+ * - when all it covers would fit, only the newest half of it, so that a compaction makes progress.
  */
-export function selectRecord(messages: readonly Message[], budget: number): CheckpointRecord {
-  const none: CheckpointRecord = { start: messages.length, text: '', tokens: 0 };
-  if (exchanges(messages).length <= 1) return none;
-
-  const lines = messages.map((message) => messageLines(message, RECORD_STYLE));
-  const chars = lines.map((messageLine) => messageLine.reduce((sum, line) => sum + line.length + 2, 0));
-  const suffix = new Array<number>(messages.length + 1).fill(0);
-  for (let index = messages.length - 1; index >= 0; index--) suffix[index] = suffix[index + 1]! + chars[index]!;
-  const tokensFrom = (start: number) => Math.round(suffix[start]! / CHARS_PER_TOKEN);
-
-  const userStarts: number[] = [];
-  messages.forEach((message, index) => {
-    if (message.role === 'user') userStarts.push(index);
-  });
-  if (userStarts.length === 0) return none;
-
-  let start: number | undefined;
-  if (tokensFrom(0) <= budget) {
-    start = userStarts[userStarts.length - 1];
-  } else {
-    start = userStarts.find((index) => tokensFrom(index) <= budget);
+export function selectRecord(conversation: readonly Message[], budget: number, from = 0, end = conversation.length): CheckpointRecord {
+  if (end <= from) return { start: end, text: '', tokens: 0 };
+  const lines = new Map<number, string[]>();
+  const linesOf = (index: number): string[] => {
+    let found = lines.get(index);
+    if (found === undefined) lines.set(index, (found = messageLines(conversation[index]!, RECORD_STYLE)));
+    return found;
+  };
+  // suffix[i - from]: characters of the record from message i to `end`, each line with its separator
+  const suffix = new Array<number>(end - from + 1).fill(0);
+  for (let index = end - 1; index >= from; index--) {
+    suffix[index - from] = suffix[index - from + 1]! + linesOf(index).reduce((sum, line) => sum + line.length + 2, 0);
   }
-  if (start === undefined) return none;
-  const text = lines.slice(start).flat().join('\n\n');
-  return { start, text, tokens: Math.round(text.length / CHARS_PER_TOKEN) };
+  const tokensFrom = (index: number) => tokensOf(suffix[index - from]!);
+  const target = tokensFrom(from) <= budget ? Math.floor(tokensFrom(from) / 2) : budget;
+
+  for (let index = from; index < end; index++) {
+    if (conversation[index]!.role === 'user' && tokensFrom(index) <= target) return recordOf([], index, end, linesOf);
+  }
+
+  // Inside the newest turn: its user message, then as many of its newest steps as fit.
+  let turnUser = end - 1;
+  while (turnUser >= 0 && conversation[turnUser]!.role !== 'user') turnUser--;
+  const head = turnUser < 0 ? [] : userHead(linesOf(turnUser), budget);
+  const room = target - tokensOf(head.reduce((sum, line) => sum + line.length + 2, 0) + earlierStepsNote(0).length + 4);
+  let start = end;
+  for (let index = Math.max(from, turnUser + 1); index < end; index++) {
+    if (conversation[index]!.role === 'assistant' && tokensFrom(index) <= room) {
+      start = index;
+      break;
+    }
+  }
+  let earlier = 0;
+  for (let index = turnUser + 1; index < start; index++) if (conversation[index]!.role === 'assistant') earlier++;
+  return recordOf([...head, ...(earlier > 0 ? [earlierStepsNote(earlier)] : [])], start, end, linesOf);
+}
+
+/** A turn's user message as the record opens with it: verbatim, or its first and last parts past a quarter of the budget. */
+function userHead(lines: string[], budget: number): string[] {
+  const quarter = Math.floor(budget / 4) * CHARS_PER_TOKEN;
+  const text = lines.join('\n\n');
+  if (text.length <= quarter) return lines;
+  const label = text.startsWith(USER_LABEL) ? USER_LABEL : '';
+  return [`${label}${keepEnds(text.slice(label.length), Math.max(1, Math.floor(quarter / 2)))}`];
+}
+
+const USER_LABEL = '[User]: ';
+
+/** The record: `head`, then the lines of messages `start` to `end`. */
+function recordOf(head: string[], start: number, end: number, linesOf: (index: number) => string[]): CheckpointRecord {
+  const body: string[] = [...head];
+  for (let index = start; index < end; index++) body.push(...linesOf(index));
+  const text = body.join('\n\n');
+  return { start, text, tokens: tokensOf(text.length) };
 }

@@ -1,4 +1,4 @@
-import { CompactionError, messageOf } from '../errors';
+import { CompactionError, isAbort, messageOf } from '../errors';
 import { isContextOverflowError } from '../overflow/recognize';
 import { textMessage } from '../prompt/conversation';
 import type { CallOptions, ContentMessage, GenerateResult, Message, Model, SystemMessage } from '../prompt/types';
@@ -175,10 +175,4 @@ function checkReply(result: GenerateResult): string {
     throw new CompactionError({ reason: 'empty', message: 'the summary reply was empty' });
   }
   return summary;
-}
-
-export function isAbort(error: unknown, signal: AbortSignal | undefined): boolean {
-  if (signal?.aborted) return true;
-  const name = (error as { name?: unknown } | null)?.name;
-  return name === 'AbortError' || name === 'TimeoutError';
 }

@@ -26,6 +26,29 @@ export function trailingUserStart(conversation: readonly Message[]): number {
 }
 
 /**
+ * Where what stays live after a checkpoint begins (SPEC 6.4): the user messages at the very end (a
+ * new turn the model has not answered), or else the newest step: the last assistant message and
+ * the tool results after it, so the model continues from its own last action. 0 when there is
+ * nothing before it.
+ */
+export function liveStart(conversation: readonly Message[]): number {
+  const users = trailingUserStart(conversation);
+  if (users < conversation.length) return users;
+  for (let index = conversation.length - 1; index >= 0; index--) {
+    if (conversation[index]!.role === 'assistant') return index;
+  }
+  return 0;
+}
+
+/** Where the step that starts at `start` ends: past an assistant message and the tool messages after it. */
+export function stepEnd(conversation: readonly Message[], start: number): number {
+  if (conversation[start]?.role !== 'assistant') return start;
+  let end = start + 1;
+  while (end < conversation.length && conversation[end]!.role === 'tool') end++;
+  return end;
+}
+
+/**
  * Splits messages into exchanges: a user message and everything up to the next user message. Messages
  * before the first user message form an exchange of their own.
  */

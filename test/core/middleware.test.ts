@@ -3,6 +3,7 @@ import * as aiTest from 'ai/test';
 import { CompactionError, compaction, isSummaryRequest } from '../../src';
 import { SUMMARY_FIRST_LINE, UPDATE_PROMPT } from '../../src/checkpoint/prompts';
 import { checkpointText } from '../../src/checkpoint/message';
+import { selectRecord } from '../../src/checkpoint/record';
 import type { Message } from '../../src/prompt/types';
 import { estimateMessages } from '../../src/sizing/estimate';
 import { AI_SDK_MAJOR, SUMMARY, finish, textResult, usage } from '../support/models';
@@ -35,11 +36,14 @@ describe('compaction', () => {
       const atCeiling = [user(tokens(85_000)), assistant(tokens(84_999, 'a')), user('next')];
       await wrap(model, middleware).doGenerate({ prompt: atCeiling });
       expect(summaryCalls()).toHaveLength(1);
+      // The covered turn is one long user message and its reply: the record keeps the task's ends.
+      const record = selectRecord(atCeiling, 15_000, 0, 2).text;
+      expect(record).toMatch(/^\[User\]: u+\n\[\d+ characters cut\]\nu+\n\n\[1 earlier steps of this turn are summarized above\]$/);
       expect(stepCalls()[0]!.prompt).toEqual([
-        { role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, '') }] },
+        { role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, record) }] },
         user('next'),
       ]);
-      expect(middleware.last()).toMatchObject({ reason: 'auto', messagesCovered: 2, tokensBefore: 170_000, summary: SUMMARY, record: '' });
+      expect(middleware.last()).toMatchObject({ reason: 'auto', messagesCovered: 2, tokensBefore: 170_000, summary: SUMMARY, record });
       expect(calls).toHaveLength(2);
 
       const { model: other, summaryCalls: otherSummaries } = scriptedModel();
@@ -79,17 +83,18 @@ describe('compaction', () => {
 
       const request = summaryCalls()[0]!;
       const stepPrompt = stepCalls()[0]!.prompt;
-      expect(request.prompt.slice(0, -1)).toEqual(second);
+      // Up to the end of what the checkpoint covers: never the new user message, which stays live.
+      expect(request.prompt.slice(0, -1)).toEqual(second.slice(0, -1));
       expect(stepPrompt).toEqual(first);
       const appended = request.prompt[request.prompt.length - 1]!;
       expect(appended.role).toBe('user');
       expect(textOf(appended).startsWith(`${SUMMARY_FIRST_LINE}\n`)).toBe(true);
       expect(isSummaryRequest({ prompt: request.prompt })).toBe(true);
       expect(isSummaryRequest({ prompt: second })).toBe(false);
-      // room = 160,000 - (150,010 counted + 1.15 x (1 + appended) estimated): lower than 32,000,
-      // and not bounded by the step's own maxOutputTokens of 500.
+      // room = 160,000 - (150,010 counted + 1.15 x appended estimated): lower than 32,000, and not
+      // bounded by the step's own maxOutputTokens of 500.
       const appendedTokens = estimateMessages([appended]);
-      expect(request.maxOutputTokens).toBe(Math.floor(160_000 - (150_010 + 1.15 * (1 + appendedTokens))));
+      expect(request.maxOutputTokens).toBe(Math.floor(160_000 - (150_010 + 1.15 * appendedTokens)));
       expect(request.maxOutputTokens).toBeGreaterThan(500);
     });
 
@@ -238,14 +243,17 @@ describe('compaction', () => {
       expect(log.warn.some((line) => line.includes('(template-missing)'))).toBe(true);
     });
 
-    it('should store nothing when a compaction fails, so the next step tries again', async () => {
+    it('should store nothing when a compaction fails, so a later step tries again once grown by a tenth of the ceiling', async () => {
       const scripted = scriptedModel({ summary: (_prompt, index) => (index < 2 ? textResult('nope') : undefined) });
       const middleware = compaction({ contextWindow: 200_000 });
       const wrapped = wrap(scripted.model, middleware);
       const prompt = [user(tokens(85_000)), assistant(tokens(85_000, 'a')), user('go')];
       await wrapped.doGenerate({ prompt });
       expect(middleware.last()).toBeUndefined();
+      // Grown by less than 17,000 (a tenth of the 170,000 ceiling): held (SPEC 6.8).
       await wrapped.doGenerate({ prompt: [...prompt, assistant('x'), user('y')] });
+      expect(scripted.summaryCalls()).toHaveLength(2);
+      await wrapped.doGenerate({ prompt: [...prompt, assistant('x'), user('y'), assistant('ok'), user(tokens(17_000, 'b'))] });
       expect(scripted.summaryCalls()).toHaveLength(3);
       expect(middleware.last()!.reason).toBe('auto');
       expect(scripted.stepCalls()[0]!.prompt).toEqual(prompt);
@@ -267,7 +275,7 @@ describe('compaction', () => {
       const update = scripted.summaryCalls()[1]!;
       expect(textOf(update.prompt.at(-1))).toBe(UPDATE_PROMPT);
       expect(textOf(update.prompt[0])).toBe(checkpointText(SUMMARY, firstRecord(first)));
-      expect(update.prompt.slice(1, -1)).toEqual([user('one'), assistant('done one'), user('two')]);
+      expect(update.prompt.slice(1, -1)).toEqual([user('one'), assistant('done one')]);
       expect(middleware.last()!.messagesCovered).toBe(6);
       expect(scripted.stepCalls()[1]!.prompt).toEqual([
         { role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, middleware.last()!.record) }] },

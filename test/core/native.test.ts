@@ -2,6 +2,7 @@ import { APICallError } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { compaction } from '../../src';
 import { checkpointText } from '../../src/checkpoint/message';
+import { selectRecord } from '../../src/checkpoint/record';
 import type { CallOptions, Message } from '../../src/prompt/types';
 import { MockLanguageModel, SUMMARY, finish, isSummaryPrompt, textResult, usage } from '../support/models';
 import { assistant, recordingLogger, system, textOf, user, wrap } from '../support/harness';
@@ -260,9 +261,12 @@ describe('native compaction', () => {
         middleware.compactNext();
         await wrap(model, middleware).doGenerate({ prompt });
         const request = calls[1]!;
-        expect(request.prompt.slice(0, -1)).toEqual([itemMessage, user('after one'), assistant('reply'), user('after two')]);
+        // Up to the end of what the checkpoint covers: the new user message stays live, out of it.
+        expect(request.prompt.slice(0, -1)).toEqual([itemMessage, user('after one'), assistant('reply')]);
         // The checkpoint covers only what came after the item; the item goes out first, unchanged.
-        expect(calls[2]!.prompt).toEqual([itemMessage, { role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, '') }] }, user('after two')]);
+        const record = '[User]: after one\n\n[1 earlier steps of this turn are summarized above]';
+        expect(selectRecord(prompt, 15_000, 3, 5).text).toBe(record);
+        expect(calls[2]!.prompt).toEqual([itemMessage, { role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, record) }] }, user('after two')]);
         expect(middleware.last()!.messagesCovered).toBe(5);
         expect(textOf(calls[2]!.prompt[1])).not.toContain(tokens(10));
       });

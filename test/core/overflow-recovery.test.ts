@@ -82,7 +82,9 @@ describe('overflow recovery', () => {
       expect(textOf({ role: 'assistant', content: result.content })).toBe('ok');
       expect(real.rejections()).toBe(1);
       expect(real.steps).toHaveLength(2);
-      expect(real.steps[1]!.prompt).toEqual([{ role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, '') }] }, user('go on')]);
+      // The record keeps the covered turn's task (its ends: it is long), never nothing.
+      expect(middleware.last()!.record).toMatch(/^\[User\]: u+\n\[\d+ characters cut\]\nu+\n\n\[1 earlier steps of this turn are summarized above\]$/);
+      expect(real.steps[1]!.prompt).toEqual([{ role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, middleware.last()!.record) }] }, user('go on')]);
       expect(middleware.last()).toMatchObject({ reason: 'overflow', messagesCovered: 2, tokensBefore: 12_001 });
       expect(log.warn.filter((line) => line.includes('rejected the prompt as too long'))).toHaveLength(1);
       expect(log.info).toHaveLength(1);
@@ -189,7 +191,12 @@ describe('overflow recovery', () => {
       await wrap(model, middleware).doGenerate({ prompt: long() });
       expect(middleware.last()).toBeUndefined();
       expect(middleware.state().checkpoints).toEqual({});
-      expect(log.warn).toEqual(['ai-compaction: compaction failed (summarizer-failed): ai-compaction: the summary request failed: socket hang up']);
+      // The package's prefix once: the CompactionError's message has its own (issue 13).
+      expect(log.warn).toEqual([
+        'ai-compaction: compaction failed (summarizer-failed): the summary request failed: socket hang up; the step goes out unchanged. ' +
+          'Not compacting this conversation on its own again until its prompt grows by 17000 tokens (from 12001 to 29001), ' +
+          'except a step that no longer fits the window (failure 1 in a row; each further one doubles the growth).',
+      ]);
     });
   });
 
@@ -234,7 +241,8 @@ describe('overflow recovery', () => {
       const parts = await convertReadableStreamToArray(stream);
       expect(parts.filter((part) => part.type === 'error')).toHaveLength(0);
       expect(parts.find((part) => part.type === 'text-delta')).toMatchObject({ delta: 'fine' });
-      expect(prompts[1]![0]).toEqual({ role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, '') }] });
+      expect(middleware.last()!.record).toMatch(/^\[User\]: /);
+      expect(prompts[1]![0]).toEqual({ role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, middleware.last()!.record) }] });
     });
 
     it('should never retry once content has reached the caller', async () => {
@@ -295,6 +303,7 @@ describe('overflow recovery', () => {
       const parts = await convertReadableStreamToArray((await wrapped.doStream({ prompt: second })).stream);
       // 150,000 + 10 output + 1 for 'again' (5 characters, 1.25 rounded): over the 136,000 ceiling.
       expect(middleware.last()).toMatchObject({ reason: 'auto', tokensBefore: 150_011 });
+      const autoRecord = middleware.last()!.record;
 
       // The stream without a finish part reaches the caller whole, records no count, warns nothing.
       expect(parts.map((part) => part.type)).toEqual(['stream-start', 'text-start', 'text-delta', 'text-end']);
@@ -305,7 +314,8 @@ describe('overflow recovery', () => {
       // So the next step is measured by the estimate of its whole prompt (the checkpoint and after).
       middleware.compactNext();
       await convertReadableStreamToArray((await wrapped.doStream({ prompt: [...second, assistant('y'), user('third')] })).stream);
-      expect(prompts[1]![0]).toEqual({ role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, '') }] });
+      expect(autoRecord).toBe('[User]: small question\n\n[1 earlier steps of this turn are summarized above]');
+      expect(prompts[1]![0]).toEqual({ role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, autoRecord) }] });
       expect(middleware.last()).toMatchObject({ reason: 'manual', tokensBefore: estimatePrompt([...prompts[1]!, assistant('y'), user('third')]) });
       expect(log.warn).toEqual([]);
     });

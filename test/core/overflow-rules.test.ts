@@ -133,8 +133,9 @@ describe('overflow recovery rules', () => {
         'summary',
         'step',
       ]);
-      expect(middleware.last()).toMatchObject({ reason: 'overflow', messagesCovered: 6, record: '' });
-      expect(calls.at(-1)!.prompt).toEqual([checkpointMessage(SUMMARY, ''), user('more')]);
+      expect(middleware.last()).toMatchObject({ reason: 'overflow', messagesCovered: 6 });
+      expect(middleware.last()!.record).toMatch(/^\[User\]: /);
+      expect(calls.at(-1)!.prompt).toEqual([checkpointMessage(SUMMARY, middleware.last()!.record), user('more')]);
     });
   });
 

@@ -185,9 +185,11 @@ describe('record', () => {
       assistant('I could not write the file.'),
     ];
 
-    it('should keep only the latest exchange when the whole conversation fits', () => {
-      const record = selectRecord(conversation, 15_000);
-      expect(record.start).toBe(4);
+    it('should keep only the newest half when the whole conversation fits, starting at a user message', () => {
+      const messages: Message[] = [user('q'), assistant('a'.repeat(400)), ...conversation.slice(4)];
+      // 144 tokens in all; the newest exchange (40 tokens) is within half of it (72)
+      const record = selectRecord(messages, 15_000);
+      expect(record.start).toBe(2);
       expect(record.text).toBe(
         `[User]: Now add a test
 
@@ -200,9 +202,58 @@ describe('record', () => {
       expect(record.tokens).toBe(Math.round(record.text.length / 4));
     });
 
-    it('should leave the record empty for a single exchange', () => {
-      const single = conversation.slice(0, 4);
-      expect(selectRecord(single, 15_000)).toEqual({ start: 4, text: '', tokens: 0 });
+    it('should keep the newest half of a turn that fits, opening with its user message (SPEC 6.4)', () => {
+      // 62 tokens in all, the newest exchange 40: more than half (31). The record starts inside it:
+      // the task, the note, and the newest step within what is left of the half.
+      const record = selectRecord(conversation, 15_000);
+      expect(record).toEqual({
+        start: 7,
+        text: '[User]: Now add a test\n\n[1 earlier steps of this turn are summarized above]\n\n[Assistant]: I could not write the file.',
+        tokens: 29,
+      });
+    });
+
+    it('should keep the task of a single exchange, never an empty record (SPEC 6.4)', () => {
+      expect(selectRecord(conversation.slice(0, 4), 15_000)).toEqual({
+        start: 4,
+        text: '[User]: Fix the login bug\n\n[2 earlier steps of this turn are summarized above]',
+        tokens: 20,
+      });
+    });
+
+    it('should be the user message when that message is all it covers', () => {
+      expect(selectRecord([user('Fix the login bug')], 15_000)).toEqual({ start: 1, text: '[User]: Fix the login bug', tokens: 6 });
+    });
+
+    it('should start inside a long turn at an assistant message: the task, the note, the newest steps', () => {
+      const steps: Message[] = [user('Read every file.')];
+      for (let index = 0; index < 20; index++) steps.push(call(`c${index}`, 'read', { path: `src/f${index}.ts` }), result(`c${index}`, `${index}`.repeat(1_000)));
+      // each step serializes to ~333 tokens (its result cut at 1,250 characters): 1,000 tokens less
+      // the task and the note hold the newest 2
+      const record = selectRecord(steps, 1_000);
+      expect(record.start).toBe(37);
+      expect(record.text.startsWith('[User]: Read every file.\n\n[18 earlier steps of this turn are summarized above]\n\n[Assistant tool call]: read({"path":"src/f18.ts"})\n\n[Tool result]: ')).toBe(true);
+      expect(record.text).toContain('read({"path":"src/f19.ts"})');
+      expect(record.text).not.toContain('src/f17.ts');
+      expect(record.tokens).toBeLessThanOrEqual(1_000);
+    });
+
+    it('should find the turn\'s user message before what it covers (covered by an earlier checkpoint)', () => {
+      const steps: Message[] = [user('Read every file.')];
+      for (let index = 0; index < 6; index++) steps.push(call(`c${index}`, 'read', { path: `f${index}` }), result(`c${index}`, 'x'.repeat(2_000)));
+      // the earlier checkpoint covered the task and 2 steps; this one covers steps 3 to 6
+      const record = selectRecord(steps, 400, 5, 13);
+      expect(record.text.startsWith('[User]: Read every file.\n\n[5 earlier steps of this turn are summarized above]\n\n[Assistant tool call]: read({"path":"f5"})')).toBe(true);
+      expect(record.start).toBe(11);
+    });
+
+    it('should keep the first and last parts of a user message longer than a quarter of the budget', () => {
+      const long = `start ${'w'.repeat(8_000)} end`;
+      const record = selectRecord([user(long), call('c1', 'read', {}), result('c1', 'ok')], 1_000);
+      // a quarter of the budget is 250 tokens: 500 characters at each end
+      expect(record.text.startsWith(`[User]: start ${'w'.repeat(494)}\n[7010 characters cut]\n`)).toBe(true);
+      expect(record.text).toContain(`${'w'.repeat(496)} end\n\n[Assistant tool call]: read({})\n\n[Tool result]: ok`);
+      expect(record.tokens).toBeLessThanOrEqual(1_000);
     });
 
     it('should leave the record empty for no messages', () => {
@@ -229,8 +280,8 @@ describe('record', () => {
       expect(record.text).toBe(`[User]: Question 3\n\n[Assistant]: ${'3'.repeat(4_000)}`);
     });
 
-    it('should leave the record empty when not even the newest exchange fits', () => {
-      expect(selectRecord(three, 500)).toEqual({ start: 6, text: '', tokens: 0 });
+    it('should keep the newest turn\'s user message when not even its newest step fits', () => {
+      expect(selectRecord(three, 500)).toEqual({ start: 6, text: '[User]: Question 3\n\n[1 earlier steps of this turn are summarized above]', tokens: 18 });
     });
 
     it('should start at a user message so a tool call stays with its result', () => {
@@ -258,8 +309,9 @@ describe('record', () => {
     });
 
     it('should cut tool outputs in the record at 1,250 characters', () => {
-      const messages: Message[] = [user('a'), assistant('b'), user('c'), call('c1', 'read', {}), result('c1', 'z'.repeat(5_000))];
-      const record = selectRecord(messages, 15_000);
+      const messages: Message[] = [user('a'), assistant('b'.repeat(4_000)), user('c'), call('c1', 'read', {}), result('c1', 'z'.repeat(5_000))];
+      const record = selectRecord(messages, 600);
+      expect(record.start).toBe(2);
       expect(record.text).toBe(`[User]: c\n\n[Assistant tool call]: read({})\n\n[Tool result]: ${'z'.repeat(1_250)}\n[truncated]`);
     });
   });

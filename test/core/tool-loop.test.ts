@@ -5,6 +5,7 @@ import { compaction } from '../../src';
 import type { Message } from '../../src/prompt/types';
 import { estimatePrompt } from '../../src/sizing/estimate';
 import { MockLanguageModel, SUMMARY, convertArrayToReadableStream, isSummaryPrompt, textResult, usage } from '../support/models';
+import { textOf } from '../support/harness';
 
 const STEPS = 64;
 const WINDOW = 20_000;
@@ -85,12 +86,37 @@ describe('compaction end to end', () => {
         expect(agent.stepTools[index]).toHaveLength(1);
         expect(estimatePrompt(prompt, agent.stepTools[index] as never)).toBeLessThan(17_000);
       });
-      // 20,000 window -> ceiling 17,000. The agent's conversation is one exchange (a single user
-      // message, then tool calls and results), so each checkpoint summarizes it whole with an empty
-      // record: a step after a compaction is ~228 tokens (system, tool definition, checkpoint). Each
-      // step adds a call and an 8,000-character (2,000-token) result, so steps go 62, 2,070, ...,
-      // 16,128 (step 9); step 10 (~18,136) compacts, then every 9th step: 10, 19, 28, 37, 46, 55, 64.
-      expect(agent.summaries()).toBe(7);
+      // 20,000 window -> ceiling 17,000. Each step adds a call and an 8,000-character (2,000-token)
+      // result: steps go 62, 2,070, ..., 16,128 (step 9); step 10 (~18,136) compacts. A step after a
+      // compaction is ~3,300 tokens: system, tool definition, the checkpoint (summary, a record that
+      // opens with the task, identifiers) and the newest step, live. Then every 7th step compacts:
+      // 10, 17, 24, 31, 38, 45, 52, 59.
+      expect(agent.summaries()).toBe(8);
+      // After every compaction the model continues from its own newest step, knows its task in the
+      // user's words, and finds every file it read, though the summary names none of them.
+      const checkpointed = agent.prompts.map((prompt) => prompt.findIndex((message) => message.role === 'user' && textOf(message).startsWith('<conversation-checkpoint>')));
+      expect(checkpointed.filter((at) => at >= 0)).toHaveLength(STEPS - 9);
+      agent.prompts.forEach((prompt, index) => {
+        const at = checkpointed[index]!;
+        if (at < 0) return;
+        const checkpoint = textOf(prompt[at]!);
+        const record = checkpoint.slice(checkpoint.indexOf('<recent-context>'));
+        expect(record.startsWith('<recent-context>\n[User]: Read every file of the project.\n\n[')).toBe(true);
+        const [call, results] = prompt.slice(-2);
+        expect(call!.role).toBe('assistant');
+        expect(results!.role).toBe('tool');
+        const callIds = (call!.content as Array<{ type: string; toolCallId?: string }>).filter((part) => part.type === 'tool-call').map((part) => part.toolCallId);
+        const resultIds = (results!.content as unknown as Array<{ toolCallId: string }>).map((part) => part.toolCallId);
+        expect(resultIds).toEqual(callIds);
+        expect(callIds).toEqual([`call-${index}`]);
+        // step index + 1 sees the calls of files 1..index: those not sent verbatim after the
+        // checkpoint are covered by it, and it names each of them exactly
+        const after = JSON.stringify(prompt.slice(at + 1));
+        for (let file = 1; file <= index; file++) {
+          if (!after.includes(`src/file-${file}.ts`)) expect(checkpoint).toContain(`src/file-${file}.ts`);
+        }
+      });
+      expect(SUMMARY).not.toContain('src/file-');
       // The caller gets every message back: 63 tool calls, 63 results, one answer.
       const results = messages.filter((message) => message.role === 'tool').flatMap((message) => message.content as unknown[]);
       expect(results).toHaveLength(STEPS - 1);

@@ -204,14 +204,16 @@ describe('provider counts (SPEC 5)', () => {
     // 150,011 + the new messages would be over the ceiling; the checkpointed prompt is ~1,000 smaller.
     expect(scripted.summaryCalls()).toHaveLength(1);
     const third = scripted.stepCalls()[2]!.prompt;
-    expect(third).toEqual([checkpointFor(''), user('next'), assistant('r2'), user('third')]);
+    // The record is the covered turn: its task, and its reply noted as summarized.
+    expect(third).toEqual([checkpointFor(`[User]: ${tokens(1_000)}\n\n[1 earlier steps of this turn are summarized above]`), user('next'), assistant('r2'), user('third')]);
 
     conversation.push(assistant('r3'), user('four'));
     middleware.compactNext();
     await wrapped.doGenerate({ prompt: conversation });
     expect(scripted.summaryCalls()).toHaveLength(2);
     expect(middleware.last()!.tokensBefore).toBe(estimatePrompt([...third, assistant('r3'), user('four')]));
-    expect(middleware.last()!.tokensBefore).toBeLessThan(1_000);
+    // the checkpointed prompt: the summary, the record with the 1,000-token task, and after it
+    expect(middleware.last()!.tokensBefore).toBeLessThan(1_500);
   });
 });
 
@@ -248,7 +250,8 @@ describe('summary requests are recognised by structure (SPEC 6.1)', () => {
     const prompt = [...chat(2, 50), own];
     await wrap(manual.model, middleware).doGenerate({ prompt });
     expect(manual.calls.map((call) => call.summary)).toEqual([true, false]);
-    expect(manual.calls[0]!.prompt.slice(0, -1)).toEqual(prompt);
+    // The caller's own message stays live: the summary request covers what comes before it.
+    expect(manual.calls[0]!.prompt.slice(0, -1)).toEqual(prompt.slice(0, -1));
     expect(middleware.last()).toMatchObject({ reason: 'manual', messagesCovered: 4 });
     expect(manual.calls[1]!.prompt).toEqual([checkpointFor(middleware.last()!.record), own]);
 

@@ -168,9 +168,10 @@ describe('native compaction with the real clients (ai@7, @ai-sdk v4)', () => {
         expect(record).toMatchObject({ reason: 'auto', summary: '', record: '', native: { provider: c.api } });
         expect(summaryOf(record)).toBe(trigger.reply!.text);
         // ... and stands for the whole turn so far: the agent resumes from it rather than starting over
+        // (but the newest step, which stays live after it and is not in the trigger request)
         const stepsBefore = requests.slice(0, t).filter((r) => !r.nativeCompaction).length;
-        const callsBefore = run.steps.slice(0, stepsBefore).reduce((sum, step) => sum + step.toolCalls.length, 0);
-        expect(summaryOf(record)).toContain(`Tool calls in the current turn: ${callsBefore}\n`);
+        const callsCovered = run.steps.slice(0, stepsBefore - 1).reduce((sum, step) => sum + step.toolCalls.length, 0);
+        expect(summaryOf(record)).toContain(`Tool calls in the current turn: ${callsCovered}\n`);
         // from the next trigger on, the previous item is what the trigger compacts again
         if (n > 0) expect(carried(trigger, c.api)?.item).toEqual(wireItem(run.records[n - 1]!, c.api, c.store));
 
@@ -178,8 +179,27 @@ describe('native compaction with the real clients (ai@7, @ai-sdk v4)', () => {
         const after = requests[t + 1]!;
         expect(after).toMatchObject({ nativeCompaction: false, rejected: false, stream: c.mode === 'stream' });
         const item = wireItem(record, c.api, c.store);
-        if (c.api === 'openai') expect(bodyOf(after).input).toEqual([{ role: 'developer', content: SYSTEM }, item, userTask(c.api)]);
-        else expect(bodyOf(after).messages).toEqual([{ role: 'assistant', content: [item] }, userTask(c.api)]);
+        // ... and the newest step, live: the calls and the results that answer them
+        if (c.api === 'openai') {
+          const input = bodyOf(after).input!;
+          expect(input.slice(0, 3)).toEqual([{ role: 'developer', content: SYSTEM }, item, userTask(c.api)]);
+          const live = input.slice(3) as Array<{ type?: string; role?: string; call_id?: string }>;
+          // the step's own words, if any, then its calls and their outputs
+          expect(live.every((entry) => entry.role === 'assistant' || entry.type === 'function_call' || entry.type === 'function_call_output')).toBe(true);
+          const calls = live.filter((entry) => entry.type === 'function_call').map((entry) => entry.call_id);
+          expect(calls.length).toBeGreaterThan(0);
+          expect(live.filter((entry) => entry.type === 'function_call_output').map((entry) => entry.call_id)).toEqual(calls);
+        } else {
+          const messages = bodyOf(after).messages!;
+          expect(messages.slice(0, 2)).toEqual([{ role: 'assistant', content: [item] }, userTask(c.api)]);
+          const [call, results] = messages.slice(2) as Array<{ role: string; content: Array<{ type: string; id?: string; tool_use_id?: string }> }>;
+          const ids = call!.content.filter((block) => block.type === 'tool_use').map((block) => block.id);
+          expect(call!.role).toBe('assistant');
+          expect(ids.length).toBeGreaterThan(0);
+          expect(results!.role).toBe('user');
+          expect(results!.content.filter((block) => block.type === 'tool_result').map((block) => block.tool_use_id)).toEqual(ids);
+          expect(messages).toHaveLength(4);
+        }
         // the server counted the item in place of everything before it
         expect(after.promptTokens).toBeLessThan(trigger.promptTokens / 4);
 

@@ -1,0 +1,148 @@
+import { collectIdentifiers, identifierBudget, withoutIdentifiersSection } from '../checkpoint/identifiers';
+import { recordBudget, selectRecord } from '../checkpoint/record';
+import { summarize } from '../checkpoint/summarize';
+import { type Engine, type Made, modelKey } from '../engine';
+import { CompactionError } from '../errors';
+import { keptUserMessages, nativeItem } from '../native/trigger';
+import { liveStart } from '../prompt/conversation';
+import type { Message, Model } from '../prompt/types';
+import { estimateMessages } from '../sizing/estimate';
+import { type StoredCheckpoint, readableBy } from '../store/records';
+import type { CompactionReason } from '../types';
+import { type StepView, coveredUpTo, totalSize, withCheckpoint } from '../view';
+import { singleFlight } from './flight';
+import { placeHold } from './holds';
+import { report } from './report';
+
+/** What a compaction is asked to do. */
+export interface CompactRequest {
+  view: StepView;
+  reason: CompactionReason;
+  model: Model;
+  window: number | undefined;
+  /** The size the compacted prompt must stay under to count as progress. */
+  target: number | undefined;
+  /** The ceiling the record takes at most a quarter of (SPEC 6.4). */
+  limit: number | undefined;
+}
+
+/** One compaction to run: the request, and what it covers (`from` to `end` of the conversation). */
+interface Job extends CompactRequest {
+  from: number;
+  end: number;
+  digest: string;
+}
+
+/** Compacts a step (once among concurrent steps that need the same compaction) and returns the view to send. */
+export async function compact(engine: Engine, request: CompactRequest): Promise<StepView> {
+  const { view, reason, target } = request;
+  // What stays live (a new user turn, or the newest step of a tool loop) is never covered.
+  const end = liveStart(view.conversation);
+  const from = coveredUpTo(view);
+  if (end === 0 || end < from || view.digests === undefined || (end === from && reason === 'auto')) {
+    throw new CompactionError({ reason: 'nothing-to-compact', message: 'there is no older conversation to compact' });
+  }
+  const job: Job = { ...request, from, end, digest: await view.digests.of(end) };
+  const key = `${reason === 'overflow' ? `${target}:` : ''}${job.digest}`;
+  const made = await singleFlight(engine.flights, key, view.params.abortSignal, () => reuseOrRun(engine, job));
+  return place(view, made);
+}
+
+/** This step's view with a checkpoint made for it or for a concurrent step of the same conversation. */
+function place(view: StepView, made: Made): StepView {
+  const next = withCheckpoint(view, made.checkpoint);
+  if (made.record !== undefined) next.compaction = made.record;
+  return next;
+}
+
+/** A concurrent step may have made this very checkpoint a moment ago: use it rather than summarize again. */
+async function reuseOrRun(engine: Engine, job: Job): Promise<Made> {
+  const { view, digest, end, model } = job;
+  const existing = digest === view.checkpoint?.digest ? undefined : await engine.keeper.checkpoint(digest, end);
+  return existing === undefined || !readableBy(existing, modelKey(model)) ? run(engine, job) : { checkpoint: existing };
+}
+
+/** Makes the checkpoint (a summary and record, or the provider's item), stores it and reports it. */
+async function run(engine: Engine, { view, reason, model, window, target, limit, from, end, digest }: Job): Promise<Made> {
+  const { settings } = engine;
+  const covered = view.conversation.slice(from, end);
+  const tokensBefore = totalSize(view);
+  // The request is what the step sent up to the end of what the checkpoint covers: never the live
+  // part, whose words another conversation sharing this prefix must not see (SPEC 6.1).
+  const request = coveredRequest(view, view.conversation.length - end);
+  // An overflow is recovered by ordinary compaction: the native trigger would carry the very
+  // prompt the provider just rejected.
+  const native = settings.native && reason !== 'overflow' ? await nativeItem(engine, view, model, request.sent) : undefined;
+  let summary = '';
+  let recordText = '';
+  let identifiers: string[] | undefined;
+  if (native === undefined) {
+    const record = selectRecord(view.conversation, recordBudget(settings.keep, limit), from, end);
+    recordText = record.text;
+    identifiers = collectIdentifiers(covered, view.checkpoint?.identifiers ?? [], identifierBudget(limit));
+    const reply = await summarize({
+      model: engine.summarizer ?? model,
+      params: view.params,
+      system: view.system,
+      previous: view.standIn,
+      sent: request.sent,
+      beforeRecord: view.conversation.slice(from, record.start),
+      size: request.size,
+      window,
+      summaryOutputTokens: settings.summaryOutputTokens,
+      warn: engine.warn,
+    });
+    summary = withoutIdentifiersSection(reply);
+  }
+  const made: StoredCheckpoint = {
+    v: 1,
+    digest,
+    length: end,
+    summary,
+    record: recordText,
+    reason,
+    tokensBefore,
+    tokensAfter: 0,
+    createdAt: Date.now(),
+    ...(identifiers === undefined || identifiers.length === 0 ? {} : { identifiers }),
+    // The live step takes at most a quarter of the ceiling, in this step and the ones after it.
+    ...(limit === undefined ? {} : { step: Math.max(0, Math.floor(limit / 4)) }),
+    // The newest user messages of the whole conversation after any caller-held provider item, not
+    // only of the newly covered part: a later native compaction must not drop the user's request.
+    ...(native === undefined ? {} : { native: { ...native, model: modelKey(model), keep: keptUserMessages(view.conversation, view.boundaryEnd, end, settings.keep) } }),
+  };
+  const next = withCheckpoint(view, made);
+  const tokensAfter = next.size.estimated;
+  const checkpoint: StoredCheckpoint = { ...made, tokensAfter };
+  next.checkpoint = checkpoint;
+  const noProgress = target !== undefined && tokensAfter >= target;
+  if (view.threadDigest !== undefined) {
+    const saved = await engine.keeper.saveCheckpoint(view.threadDigest, checkpoint);
+    if (!saved) engine.warn('ai-compaction: the checkpoint could not be stored; this step uses it, later steps may compact again');
+  }
+  if (noProgress && reason !== 'overflow') await placeHold(engine, next, tokensAfter, target, 'the compaction made no progress');
+  const record = {
+    reason,
+    messagesCovered: end,
+    tokensBefore,
+    tokensAfter,
+    summary,
+    record: recordText,
+    ...(native === undefined ? {} : { native: { provider: native.provider, item: native.part } }),
+  };
+  report(engine, record);
+  return { checkpoint, record };
+}
+
+/**
+ * What the step sent up to the end of what a checkpoint will cover (the last `live` messages left
+ * out), and its size: the provider's count it rests on, and the estimate on top, less the live part.
+ */
+function coveredRequest(view: StepView, live: number): { sent: Message[]; size: StepView['size'] } {
+  if (live === 0) return { sent: view.sent, size: view.size };
+  const sent = view.sent.slice(0, view.sent.length - live);
+  const liveTokens = estimateMessages(view.sent, sent.length);
+  const estimated = Math.max(0, view.size.estimated - liveTokens);
+  const counted = Math.max(0, view.size.counted - Math.max(0, liveTokens - view.size.estimated));
+  return { sent, size: { counted, estimated } };
+}

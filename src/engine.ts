@@ -1,0 +1,109 @@
+import { wrapLanguageModel } from 'ai';
+import { describe, resolveOptions, type ResolvedOptions } from './options';
+import type { Model } from './prompt/types';
+import { Keeper } from './store/keeper';
+import { memoryStore } from './store/memory';
+import type { StoredCheckpoint } from './store/records';
+import { parseState } from './state';
+import type { CompactionOptions, CompactionRecord } from './types';
+import type { StepView } from './view';
+
+/** What a compaction made: the checkpoint, and its record when it was made now (not found in the store). */
+export interface Made {
+  checkpoint: StoredCheckpoint;
+  record?: CompactionRecord;
+}
+
+/** A compaction under way, joined by concurrent steps that need the same one (SPEC 11). */
+export interface Flight {
+  made: Promise<Made>;
+  /** The abort signal of the step that started it. */
+  signal: AbortSignal | undefined;
+}
+
+/**
+ * The state of one `compaction()` instance, shared by every conversation it serves. Every module
+ * of the engine receives it explicitly; nothing else is mutable across steps.
+ */
+export interface Engine {
+  readonly settings: ResolvedOptions;
+  readonly keeper: Keeper;
+  readonly warn: (message: string) => void;
+  readonly info: (message: string) => void;
+  /** The `summarizer` option, wrapped so that it reads prompts of the consumer's AI SDK version. */
+  readonly summarizer: Model | undefined;
+  /** Windows stated by providers' overflow errors, by `provider:modelId`. */
+  readonly learnedWindows: Map<string, number>;
+  /** Compactions under way, by what they cover. */
+  readonly flights: Map<string, Flight>;
+  /** Warnings given once per key (a model without native compaction, a ceiling at or below 0). */
+  readonly warnedOnce: Set<string>;
+  /** Models whose provider refused native compaction or answered it without an item. */
+  readonly nativeUnavailable: Set<string>;
+  /** Failed compactions already warned about: the steps that joined one (SPEC 11) share its error. */
+  readonly failuresTold: WeakSet<object>;
+  /** The view of each step, by the params `transformParams` returned, for `wrapGenerate` / `wrapStream`. */
+  readonly steps: WeakMap<object, StepView>;
+  /** `compactNext()` was called and no step has compacted for it yet. */
+  pendingManual: boolean;
+  /** The last compaction, for `last()`. */
+  last: CompactionRecord | undefined;
+  /** The restore of a `state` option, awaited by the first step. */
+  ready: Promise<void> | undefined;
+}
+
+/** Validates the options and builds an instance's state. Throws a `TypeError` naming a bad option. */
+export function createEngine(options: CompactionOptions): Engine {
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError(`ai-compaction: options must be an object, got ${describe(options)}`);
+  }
+  const settings = resolveOptions(options as Record<string, unknown>);
+  const restored = options.state === undefined ? undefined : parseState(options.state);
+  const warn = (message: string) => settings.logger?.warn(message);
+  const keeper = new Keeper(settings.store ?? memoryStore(), warn);
+  return {
+    settings,
+    keeper,
+    warn,
+    info: (message) => settings.logger?.info(message),
+    // Through the consumer's own `wrapLanguageModel`: AI SDK 7 turns a v3 or v2 model into a v4 one
+    // there, as it does the models this middleware wraps, so the summarizer reads the prompts it gets.
+    summarizer:
+      settings.summarizer === undefined ? undefined : (wrapLanguageModel({ model: settings.summarizer as never, middleware: [] }) as unknown as Model),
+    learnedWindows: new Map(),
+    flights: new Map(),
+    warnedOnce: new Set(),
+    nativeUnavailable: new Set(),
+    failuresTold: new WeakSet(),
+    steps: new WeakMap(),
+    pendingManual: false,
+    last: undefined,
+    ready: restored && keeper.restore(restored.threads, restored.checkpoints),
+  };
+}
+
+export function modelKey(model: Pick<Model, 'provider' | 'modelId'>): string {
+  return `${model.provider}:${model.modelId}`;
+}
+
+/** The model's window: the configured one, or the one its provider stated if smaller. */
+export function windowFor(engine: Engine, model: Model): number | undefined {
+  const { contextWindow } = engine.settings;
+  const configured = typeof contextWindow === 'function' ? contextWindow(model) : contextWindow;
+  const learned = engine.learnedWindows.get(modelKey(model));
+  if (configured === undefined || !(configured > 0)) return learned;
+  return learned === undefined ? configured : Math.min(configured, learned);
+}
+
+export function warnOnce(engine: Engine, key: string, message: string): void {
+  if (engine.warnedOnce.has(key)) return;
+  engine.warnedOnce.add(key);
+  engine.warn(message);
+}
+
+/** Waits for a restored state to be written to the store, once. */
+export async function whenReady(engine: Engine): Promise<void> {
+  if (engine.ready === undefined) return;
+  await engine.ready;
+  engine.ready = undefined;
+}

@@ -1,0 +1,26 @@
+import type { CompactionMetadata, CompactionRecord } from './types';
+
+/**
+ * The compaction a step made, read from its `providerMetadata` (a `generateText` step, or the
+ * `finish-step` part of `streamText`); `undefined` when that step did not compact.
+ */
+export function compactionOf(providerMetadata: unknown): CompactionMetadata | undefined {
+  const value = (providerMetadata as { compaction?: unknown } | undefined)?.compaction;
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { reason, messagesCovered, tokensBefore, tokensAfter, summary } = value as Record<string, unknown>;
+  if (reason !== 'auto' && reason !== 'overflow' && reason !== 'manual') return undefined;
+  if (typeof messagesCovered !== 'number' || typeof tokensBefore !== 'number' || typeof tokensAfter !== 'number') return undefined;
+  return { reason, messagesCovered, tokensBefore, tokensAfter, summary: typeof summary === 'string' ? summary : '' };
+}
+
+/**
+ * A result (or `finish` stream part) of a step that compacted, with the compaction in
+ * `providerMetadata.compaction`, so a host can show it (e.g. as message metadata in `useChat`).
+ */
+export function withCompactionMetadata<T extends object>(result: T, record: CompactionRecord | undefined): T {
+  if (record === undefined) return result;
+  const { reason, messagesCovered, tokensBefore, tokensAfter, summary } = record;
+  const metadata: CompactionMetadata = { reason, messagesCovered, tokensBefore, tokensAfter, summary };
+  const providerMetadata = ((result as { providerMetadata?: unknown }).providerMetadata ?? {}) as Record<string, unknown>;
+  return { ...result, providerMetadata: { ...providerMetadata, compaction: metadata } };
+}

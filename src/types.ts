@@ -1,0 +1,92 @@
+import type { LanguageModel, LanguageModelMiddleware } from 'ai';
+import type { CompactionLogger } from './options';
+import type { CompactionState } from './state';
+import type { CompactionStore } from './store/types';
+
+/** Why a compaction ran. */
+export type CompactionReason = 'auto' | 'overflow' | 'manual';
+
+/** What `last()` returns and `onCompaction` receives: one compaction. */
+export interface CompactionRecord {
+  reason: CompactionReason;
+  /** Messages of the caller's conversation the checkpoint stands in for. */
+  messagesCovered: number;
+  /** Estimated (or provider-counted) size of the prompt before, in tokens. */
+  tokensBefore: number;
+  /** Estimated size of the prompt sent after, in tokens. */
+  tokensAfter: number;
+  summary: string;
+  /** The serialized record of the newest covered messages. */
+  record: string;
+  /** With `native: true`: the provider's compaction item, sent back unchanged (summary and record are empty). */
+  native?: { provider: 'openai' | 'anthropic'; item: Record<string, unknown> };
+}
+
+/** Options of `compaction()`. Every one is optional. */
+export interface CompactionOptions {
+  /** The model's context window in tokens, or a function of the model returning it (or `undefined`). Without one the middleware never compacts on its own. */
+  contextWindow?: number | ((model: { provider: string; modelId: string }) => number | undefined);
+  /**
+   * Room kept free: a share of the window (`"20%"` compacts at 80 % full) or a number of tokens.
+   * @default 15 % of the window, at least 16,000 tokens when the window is 32,000 or more
+   */
+  buffer?: `${number}%` | number;
+  /**
+   * Tokens of the newest conversation kept verbatim as the checkpoint's record.
+   * @default 15_000
+   */
+  keep?: number;
+  /**
+   * `false`: compact only when asked (`compactNext()`, `providerOptions.compaction.compact`) or on overflow.
+   * @default true
+   */
+  auto?: boolean;
+  /** A model used for summaries instead of the step's own. @default the step's own model */
+  summarizer?: Exclude<LanguageModel, string>;
+  /**
+   * The most tokens a summary may take.
+   * @default 32_000
+   */
+  summaryOutputTokens?: number;
+  /** `{ info, warn }`: one info line per compaction, a warning per rejection or failure. */
+  logger?: CompactionLogger;
+  /** Where checkpoints and provider counts live. @default an in-memory store bounded in bytes */
+  store?: CompactionStore;
+  /** A value from `state()` of another instance, to continue from. */
+  state?: CompactionState;
+  /** Called after each compaction with the record `last()` returns. */
+  onCompaction?: (record: CompactionRecord) => void;
+  /**
+   * Let the provider compact where it can (OpenAI Responses with `@ai-sdk/openai` v4, Anthropic
+   * on-demand compaction); any other model gets ordinary compaction, with one warning.
+   * @default false
+   */
+  native?: boolean;
+}
+
+/** What the step that compacted carries in its result's `providerMetadata.compaction`. */
+export interface CompactionMetadata {
+  reason: CompactionReason;
+  messagesCovered: number;
+  tokensBefore: number;
+  tokensAfter: number;
+  summary: string;
+}
+
+/** Per-call options, under `providerOptions.compaction`. Removed before the provider sees the call. */
+export interface CompactionCallOptions {
+  /** Separates tenants: identical messages in two scopes never share a checkpoint. */
+  scope?: string;
+  /** Compact this step whatever its size. */
+  compact?: boolean;
+}
+
+/** The middleware, with the host's controls. */
+export type CompactionMiddleware = LanguageModelMiddleware & {
+  /** Makes the next step compact, whatever its size. */
+  compactNext(): void;
+  /** The last compaction, or `undefined` before the first. */
+  last(): CompactionRecord | undefined;
+  /** A JSON value holding the recent checkpoints and counts; `compaction({ state })` continues from it. */
+  state(): CompactionState;
+};
