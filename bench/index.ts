@@ -14,6 +14,7 @@ const BENCHMARKS: Benchmark[] = [
   { name: 'session', load: () => import('./session') },
   { name: 'sizing', load: () => import('./sizing') },
   { name: 'load', load: () => import('./load') },
+  { name: 'continuity', load: () => import('./continuity') },
 ];
 
 async function main(): Promise<void> {

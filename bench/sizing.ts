@@ -27,7 +27,8 @@ import type { SizingRecord } from '../src/store/records';
 import { type AgentRequest, createProjectTools, projectToolDescriptions, startProviderServer } from '../test/support/provider-server';
 import { pick, rng } from '../test/support/provider-server/random';
 import { startRedisServer } from '../test/support/redis-server';
-import { CEILING, type Row, type Strategy, TASKS, WINDOW, printTable, runStrategy } from './session';
+import { CEILING, type Row, TASKS, WINDOW, runStrategy } from './session';
+import { type Strategy, printTable } from './strategies';
 
 /** The commit before issue 14: the build "before" is made from it. */
 const BEFORE = '73628ac';
@@ -285,7 +286,7 @@ async function coldStart(store: string, variant: string, make: (onCompaction: Co
   const counters: Counters = { overflow: 0, auto: 0, instances: 0 };
   const strategy: Strategy = {
     name: variant,
-    middleware: () => ({ middleware: [rotating(make, STEPS_PER_INSTANCE, counters)], compactions: () => counters.overflow + counters.auto }),
+    start: async () => ({ middleware: [rotating(make, STEPS_PER_INSTANCE, counters)], compactions: () => counters.overflow + counters.auto }),
   };
   return { store, variant, counters, row: await runStrategy(strategy) };
 }
