@@ -13,7 +13,9 @@ const BENCHMARKS: Benchmark[] = [
   { name: 'overhead', load: () => import('./overhead') },
   { name: 'session', load: () => import('./session') },
   { name: 'prepare', load: async () => ({ run: (await import('./session')).runPreparing }) },
+  { name: 'sizing', load: () => import('./sizing') },
   { name: 'load', load: () => import('./load') },
+  { name: 'continuity', load: () => import('./continuity') },
 ];
 
 async function main(): Promise<void> {

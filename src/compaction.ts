@@ -31,7 +31,8 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
       await whenReady(engine);
       if (isSummaryRequest(params)) return params;
       const { clean, call } = takeCallOptions(params);
-      const view = await resolveView(engine.keeper, clean, call.scope ?? '', modelKey(model));
+      const key = modelKey(model);
+      const view = await resolveView(engine.keeper, clean, call.scope ?? '', key, engine.sizing.estimator(key));
       const plan = await decide(engine, view, model, call);
       const step = plan.reason === undefined ? view : await compactAtCeiling(engine, view, model, { ...plan, reason: plan.reason });
       // Near the ceiling (also right after a prepared checkpoint was sent): the next checkpoint is
@@ -57,7 +58,7 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
     },
 
     state() {
-      return buildState(engine.keeper.recentThreads, engine.keeper.recentCheckpoints);
+      return buildState(engine.keeper.recentThreads, engine.keeper.recentCheckpoints, engine.sizing.records());
     },
   };
   return middleware as unknown as CompactionMiddleware;

@@ -1,6 +1,8 @@
 import { wrapLanguageModel } from 'ai';
 import { describe, resolveOptions, type ResolvedOptions } from './options';
 import type { Model } from './prompt/types';
+import { guardTokenize } from './sizing/estimate';
+import { LearnedSizing } from './sizing/learned';
 import { Keeper } from './store/keeper';
 import { memoryStore } from './store/memory';
 import type { StoredCheckpoint } from './store/records';
@@ -49,6 +51,8 @@ export interface Flight {
 export interface Engine {
   readonly settings: ResolvedOptions;
   readonly keeper: Keeper;
+  /** Each model's characters a token (or the `estimate` option's factor), learned from its counts (SPEC 5). */
+  readonly sizing: LearnedSizing;
   readonly warn: (message: string) => void;
   readonly info: (message: string) => void;
   /** The `summarizer` option, wrapped so that it reads prompts of the consumer's AI SDK version. */
@@ -67,6 +71,8 @@ export interface Engine {
   readonly warnedOnce: Set<string>;
   /** Models whose provider refused native compaction or answered it without an item. */
   readonly nativeUnavailable: Set<string>;
+  /** Failed compactions already warned about: the steps that joined one (SPEC 11) share its error. */
+  readonly failuresTold: WeakSet<object>;
   /** The view of each step, by the params `transformParams` returned, for `wrapGenerate` / `wrapStream`. */
   readonly steps: WeakMap<object, StepView>;
   /** `compactNext()` was called and no step has compacted for it yet. */
@@ -86,9 +92,11 @@ export function createEngine(options: CompactionOptions): Engine {
   const restored = options.state === undefined ? undefined : parseState(options.state);
   const warn = (message: string) => settings.logger?.warn(message);
   const keeper = new Keeper(settings.store ?? memoryStore(), warn);
+  const sizing = new LearnedSizing(keeper, settings.estimate && guardTokenize(settings.estimate, warn));
   return {
     settings,
     keeper,
+    sizing,
     warn,
     info: (message) => settings.logger?.info(message),
     // Through the consumer's own `wrapLanguageModel`: AI SDK 7 turns a v3 or v2 model into a v4 one
@@ -100,10 +108,11 @@ export function createEngine(options: CompactionOptions): Engine {
     preparing: new Map(),
     warnedOnce: new Set(),
     nativeUnavailable: new Set(),
+    failuresTold: new WeakSet(),
     steps: new WeakMap(),
     pendingManual: false,
     last: undefined,
-    ready: restored && keeper.restore(restored.threads, restored.checkpoints),
+    ready: restored && Promise.all([keeper.restore(restored.threads, restored.checkpoints), sizing.restore(restored.sizing ?? {})]).then(() => undefined),
   };
 }
 

@@ -68,6 +68,7 @@ const rules = {
     expected: 'a share of the ceiling above 0 and below 1 (0.8 prepares at 80 % of it), or false',
   },
   waitUntil: { schema: functionValue, expected: 'a function taking a promise (after() of next/server, waitUntil of a host)' },
+  estimate: { schema: functionValue, expected: 'a function (text) => tokens' },
 } as const;
 
 export type OptionName = keyof typeof rules | 'state';
@@ -87,6 +88,8 @@ export interface ResolvedOptions {
   /** Share of the ceiling at which the next checkpoint is prepared, or `false`. */
   prepare: number | false;
   waitUntil: ((promise: Promise<unknown>) => void) | undefined;
+  /** A tokenizer for text, instead of the characters-a-token rule. */
+  estimate: ((text: string) => number) | undefined;
 }
 
 /** Validates options at construction: a bad one throws a `TypeError` naming the option and value. */
@@ -118,6 +121,7 @@ export function resolveOptions(options: Record<string, unknown>): ResolvedOption
     native: value('native') ?? false,
     prepare: value('prepare') ?? DEFAULT_PREPARE,
     waitUntil: value('waitUntil') as ResolvedOptions['waitUntil'],
+    estimate: value('estimate') as ResolvedOptions['estimate'],
   };
 }
 

@@ -1,6 +1,6 @@
 import { afterCheckpoint } from '../checkpoint/live';
 import { type Engine, type Preparing, type PreparingThread, modelKey } from '../engine';
-import { CompactionError, messageOf } from '../errors';
+import { CompactionError, failureDetail, messageOf } from '../errors';
 import { liveStart } from '../prompt/conversation';
 import type { CallOptions, Model } from '../prompt/types';
 import { estimatePrompt } from '../sizing/estimate';
@@ -66,7 +66,7 @@ export async function prepareAhead(engine: Engine, view: StepView, model: Model,
       // A compaction of this prefix made by a step meanwhile was joined: that one is no prepared checkpoint.
       .then((made) => (made.prepared === true ? made.checkpoint : undefined))
       .catch((error: unknown) => {
-        const detail = CompactionError.isInstance(error) ? `${error.reason}: ${error.message}` : messageOf(error);
+        const detail = CompactionError.isInstance(error) ? `${error.reason}: ${failureDetail(error)}` : messageOf(error);
         engine.warn(`ai-compaction: preparing the next checkpoint in the background failed (${detail}); the step at the ceiling compacts as usual`);
         return undefined;
       })
@@ -168,5 +168,5 @@ async function findPrepared(engine: Engine, view: StepView, model: Model, limit:
 /** Whether the prompt could fit under the ceiling with a checkpoint covering `length` messages: what goes out after it does. */
 function couldFit(view: StepView, length: number, limit: number): boolean {
   const after = afterCheckpoint(view.conversation, length, Math.max(0, Math.floor(limit / 4)));
-  return estimatePrompt([...view.system, ...after], view.params.tools) < limit;
+  return estimatePrompt([...view.system, ...after], view.params.tools, view.estimator) < limit;
 }

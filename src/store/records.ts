@@ -3,6 +3,8 @@ import { z } from 'zod';
 /**
  * What the middleware keeps in a store, one JSON string per key:
  * - `cp:<digest>`: a checkpoint, keyed by the SHA-256 of the scope and the messages it covers;
+ * - `sizing:<digest>`: per model (the SHA-256 of `provider:modelId`), the recent provider counts
+ *   its characters a token are learned from (SPEC 5), shared by every conversation and instance;
  * - `thread:<digest>`: per conversation opening (the messages through the first reply to a user
  *   message, and the scope), which checkpoints, provider counts and holds exist for conversations
  *   that open that way, so a step finds them with two reads. The steps before that reply keep
@@ -46,7 +48,8 @@ export const checkpointSchema = z
   .strict()
   // The kept user messages are among those it covers, in order: each goes out once, after the item.
   .refine((checkpoint) => checkpoint.native === undefined || checkpoint.native.keep.every((index, at, keep) => index < checkpoint.length && (at === 0 || keep[at - 1]! < index)), {
-    message: 'native.keep must list messages it covers, in increasing order',
+    // A predicate of the field: a refused state reads `checkpoints.<digest>.native.keep must list ...`.
+    message: 'must list messages it covers, in increasing order',
     path: ['native', 'keep'],
   });
 
@@ -68,6 +71,8 @@ const countRecord = z
     checkpoint: digest.nullable(),
     /** Digest of the system messages and tool definitions it was sent with. */
     frame: digest,
+    /** Characters of those: a count stays the baseline when only they changed, plus their growth (absent in older records). */
+    frameChars: count.optional(),
     input: count,
     output: count,
   })
@@ -75,8 +80,33 @@ const countRecord = z
 
 export type CountRecord = z.infer<typeof countRecord>;
 
+/**
+ * Why a conversation is held (SPEC 6.8), and so what ends the hold besides the conversation no
+ * longer being the one it names:
+ * - `no-progress`: a compaction left the prompt at or above the ceiling; ends when the prompt has
+ *   grown by a tenth of the ceiling. A hold stored without a cause is one of these.
+ * - `nothing-older`: there was nothing before the live part to compact; ends as soon as a
+ *   compaction could cover more than `end` messages (a new exchange, a new step).
+ * - `failed`: a compaction failed, the `failures`-th in a row; ends when the prompt has grown by a
+ *   tenth of the ceiling times 2^(failures - 1), and does not hold a step that no longer fits the
+ *   window.
+ */
+export const HOLD_CAUSES = ['no-progress', 'nothing-older', 'failed'] as const;
+export type HoldCause = (typeof HOLD_CAUSES)[number];
+
 const hold = z
-  .object({ length: z.number().int().positive(), digest, checkpoint: digest.nullable(), size: count })
+  .object({
+    length: z.number().int().positive(),
+    digest,
+    checkpoint: digest.nullable(),
+    /** The prompt's size when the hold was placed: growth is measured from it. */
+    size: count,
+    cause: z.enum(HOLD_CAUSES).optional(),
+    /** `nothing-older`: the covered end a compaction could not pass. */
+    end: count.optional(),
+    /** `failed`: how many compactions of this conversation have failed in a row. */
+    failures: z.number().int().positive().max(64).optional(),
+  })
   .strict();
 
 export type Hold = z.infer<typeof hold>;
@@ -86,7 +116,7 @@ export const threadSchema = z
     v: z.literal(FORMAT_VERSION),
     checkpoints: z.array(checkpointRef).max(64),
     counts: z.array(countRecord).max(64),
-    /** Conversations held after a compaction that made no progress (SPEC 6.8), newest first. */
+    /** Conversations held from compacting on their own (SPEC 6.8: no progress, nothing older, a failure), newest first. */
     holds: z.array(hold).max(64),
     /**
      * Checkpoints prepared ahead in the background (SPEC 14), newest first. They are kept apart
@@ -110,6 +140,35 @@ export const THREAD_LIMIT = 32;
 export function emptyThread(): Thread {
   return { v: FORMAT_VERSION, checkpoints: [], counts: [], holds: [] };
 }
+
+/** One provider count of a prompt, against the measure of its text (its fixed file figures taken off the count). */
+const sizingSample = z
+  .object({
+    /** When it was counted (ms since the epoch): the most recent samples stay. */
+    at: z.number().nonnegative(),
+    /** The prompt's text: characters, or the tokenizer's tokens. */
+    measured: z.number().positive().finite(),
+    /** The provider's count of that text. */
+    counted: z.number().int().positive(),
+  })
+  .strict();
+
+export type SizingSample = z.infer<typeof sizingSample>;
+
+/** What a model's counts taught: the samples of its characters a token, and of the `estimate` option's factor. */
+export const sizingSchema = z
+  .object({
+    v: z.literal(FORMAT_VERSION),
+    /** `provider:modelId`. */
+    model: z.string().min(1),
+    chars: z.array(sizingSample).max(64),
+    tokenizer: z.array(sizingSample).max(64),
+  })
+  .strict();
+
+export type SizingRecord = z.infer<typeof sizingSchema>;
+
+export const sizingKey = (digestHex: string) => `sizing:${digestHex}`;
 
 export const checkpointKey = (digestHex: string) => `cp:${digestHex}`;
 export const threadKey = (digestHex: string) => `thread:${digestHex}`;

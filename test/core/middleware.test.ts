@@ -64,8 +64,9 @@ describe('compaction', () => {
       expect(summaryCalls()).toHaveLength(0);
       await wrapped.doGenerate({ prompt: second });
       expect(summaryCalls()).toHaveLength(1);
-      // counted 150,000 + 10 output + 1 estimated (the new user message)
-      expect(middleware.last()!.tokensBefore).toBe(150_011);
+      // counted 150,000 + 10 output + the new user message: 'next' at the characters a token this
+      // very count taught (200,001 characters counted at 150,000 tokens: 1.33, bounded to 1.5), 3
+      expect(middleware.last()!.tokensBefore).toBe(150_013);
 
       const fresh = scriptedModel();
       await wrap(fresh.model, compaction({ contextWindow: 160_000 })).doGenerate({ prompt: second });
@@ -244,14 +245,17 @@ describe('compaction', () => {
       expect(log.warn.some((line) => line.includes('(template-missing)'))).toBe(true);
     });
 
-    it('should store nothing when a compaction fails, so the next step tries again', async () => {
+    it('should store nothing when a compaction fails, so a later step tries again once grown by a tenth of the ceiling', async () => {
       const scripted = scriptedModel({ summary: (_prompt, index) => (index < 2 ? textResult('nope') : undefined) });
       const middleware = compaction({ contextWindow: 200_000 });
       const wrapped = wrap(scripted.model, middleware);
       const prompt = [user(tokens(85_000)), assistant(tokens(85_000, 'a')), user('go')];
       await wrapped.doGenerate({ prompt });
       expect(middleware.last()).toBeUndefined();
+      // Grown by less than 17,000 (a tenth of the 170,000 ceiling): held (SPEC 6.8).
       await wrapped.doGenerate({ prompt: [...prompt, assistant('x'), user('y')] });
+      expect(scripted.summaryCalls()).toHaveLength(2);
+      await wrapped.doGenerate({ prompt: [...prompt, assistant('x'), user('y'), assistant('ok'), user(tokens(17_000, 'b'))] });
       expect(scripted.summaryCalls()).toHaveLength(3);
       expect(middleware.last()!.reason).toBe('auto');
       expect(scripted.stepCalls()[0]!.prompt).toEqual(prompt);
