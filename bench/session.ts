@@ -46,6 +46,7 @@ const AGENT_RULES = [
 
 const STRATEGIES: Strategy[] = [
   compacting('ai-compaction', {}),
+  compacting('ai-compaction, prepare: false', { prepare: false }),
   noMiddleware,
   compacting('overflow recovery only', { auto: false }),
   keepingLast(60),
@@ -63,7 +64,7 @@ export interface Row {
   maxShare: number;
   billed: number;
   cachedShare: number | undefined;
-  /** Mean prompt of the steps sent right after a summary request. */
+  /** Mean prompt of the steps sent right after a compaction (smaller than the step before). */
   floor: number | undefined;
   /** Steps the provider answered whose prompt it counted over the ceiling. */
   overCeiling: number;
@@ -102,7 +103,10 @@ export async function runStrategy(strategy: Strategy, system = SYSTEM): Promise<
   const summaries = answered.filter((request) => request.isSummaryRequest);
   const shares = stepsSent.map((request) => request.promptTokens / CEILING);
   const summaryTokens = summaries.reduce((sum, request) => sum + request.promptTokens, 0);
-  const floors = answered.filter((request, index) => !request.isSummaryRequest && answered[index - 1]?.isSummaryRequest === true).map((request) => request.promptTokens);
+  // The step right after a compaction is the one whose prompt is smaller than the step before it
+  // (a summary request prepared in the background comes before the step that sends it, not right
+  // before it).
+  const floors = stepsSent.filter((request, index) => index > 0 && request.promptTokens < stepsSent[index - 1]!.promptTokens).map((request) => request.promptTokens);
   return {
     name: strategy.name,
     steps,
