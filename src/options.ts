@@ -11,6 +11,11 @@ export interface CompactionLogger {
 
 export const DEFAULT_KEEP = 15_000;
 export const DEFAULT_SUMMARY_OUTPUT_TOKENS = 32_000;
+/** Whether old tool outputs are cleared before a summary is asked for (SPEC 13): decided by the benchmarks. */
+export const DEFAULT_CLEAR_TOOL_RESULTS = false;
+
+/** `clearToolResults` after validation: off, or on with its `keep` and `atLeast` (`undefined`: the defaults, which depend on the ceiling). */
+export type ClearSetting = false | { keep: number | undefined; atLeast: number | undefined };
 
 const positiveInteger = z.number().int().positive();
 const tokenCount = z.number().int().nonnegative();
@@ -61,6 +66,10 @@ const rules = {
   },
   onCompaction: { schema: functionValue, expected: 'a function' },
   native: { schema: z.boolean(), expected: 'true or false' },
+  clearToolResults: {
+    schema: z.union([z.boolean(), z.object({ keep: tokenCount.optional(), atLeast: tokenCount.optional() }).strict()]),
+    expected: 'true, false, or { keep?, atLeast? } with whole numbers of tokens (0 or more)',
+  },
 } as const;
 
 export type OptionName = keyof typeof rules | 'state';
@@ -77,6 +86,7 @@ export interface ResolvedOptions {
   store: CompactionStore | undefined;
   onCompaction: ((record: never) => unknown) | undefined;
   native: boolean;
+  clearToolResults: ClearSetting;
 }
 
 /** Validates options at construction: a bad one throws a `TypeError` naming the option and value. */
@@ -90,7 +100,8 @@ export function resolveOptions(options: Record<string, unknown>): ResolvedOption
     if (given === undefined) return undefined;
     const parsed = rules[name].schema.safeParse(given);
     if (!parsed.success) {
-      throw new TypeError(`ai-compaction: option ${name} must be ${rules[name].expected}, got ${describe(given)}`);
+      const shown = name === 'clearToolResults' ? describeSetting(given) : describe(given);
+      throw new TypeError(`ai-compaction: option ${name} must be ${rules[name].expected}, got ${shown}`);
     }
     return parsed.data as z.output<(typeof rules)[K]['schema']>;
   };
@@ -106,7 +117,21 @@ export function resolveOptions(options: Record<string, unknown>): ResolvedOption
     store: value('store'),
     onCompaction: value('onCompaction') as ResolvedOptions['onCompaction'],
     native: value('native') ?? false,
+    clearToolResults: clearSetting(value('clearToolResults') ?? DEFAULT_CLEAR_TOOL_RESULTS),
   };
+}
+
+function clearSetting(given: boolean | { keep?: number | undefined; atLeast?: number | undefined }): ClearSetting {
+  if (given === false) return false;
+  return given === true ? { keep: undefined, atLeast: undefined } : { keep: given.keep, atLeast: given.atLeast };
+}
+
+/** A small settings object as JSON (`{"keep":-1}`), so an error shows the field at fault; anything else as `describe` shows it. */
+function describeSetting(value: unknown): string {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.getPrototypeOf(value) !== Object.prototype) return describe(value);
+  const entries = Object.entries(value);
+  if (entries.length > 4 || entries.some(([, item]) => typeof item === 'object' || typeof item === 'function')) return describe(value);
+  return `{ ${entries.map(([key, item]) => `${key}: ${describe(item)}`).join(', ')} }`;
 }
 
 export function describe(value: unknown): string {

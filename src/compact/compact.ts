@@ -1,3 +1,4 @@
+import { clearToolOutputs } from '../checkpoint/clear';
 import { collectIdentifiers, identifierBudget, withoutIdentifiersSection } from '../checkpoint/identifiers';
 import { recordBudget, selectRecord } from '../checkpoint/record';
 import { summarize } from '../checkpoint/summarize';
@@ -8,8 +9,9 @@ import { liveStart } from '../prompt/conversation';
 import type { Message, Model } from '../prompt/types';
 import { estimateMessages } from '../sizing/estimate';
 import { type StoredCheckpoint, readableBy } from '../store/records';
-import type { CompactionReason } from '../types';
+import type { CompactionReason, CompactionRecord } from '../types';
 import { type StepView, coveredUpTo, totalSize, withCheckpoint } from '../view';
+import { clearFirst } from './clear';
 import { singleFlight } from './flight';
 import { placeHold } from './holds';
 import { report } from './report';
@@ -42,6 +44,9 @@ export async function compact(engine: Engine, request: CompactRequest): Promise<
   if (end === 0 || end < from || view.digests === undefined || (end === from && reason === 'auto')) {
     throw new CompactionError({ reason: 'nothing-to-compact', message: 'there is no older conversation to compact' });
   }
+  // The cheap tier first: old tool outputs cleared, no model call (SPEC 13).
+  const cleared = await clearFirst(engine, { view, reason, model: request.model, limit: request.limit, target, end });
+  if (cleared !== undefined) return cleared;
   const job: Job = { ...request, from, end, digest: await view.digests.of(end) };
   const key = `${reason === 'overflow' ? `${target}:` : ''}${job.digest}`;
   const made = await singleFlight(engine.flights, key, view.params.abortSignal, () => reuseOrRun(engine, job));
@@ -55,11 +60,14 @@ function place(view: StepView, made: Made): StepView {
   return next;
 }
 
-/** A concurrent step may have made this very checkpoint a moment ago: use it rather than summarize again. */
+/**
+ * A concurrent step may have made this very checkpoint a moment ago: use it rather than summarize
+ * again. A clearing of the same messages is no summary of them: one is made.
+ */
 async function reuseOrRun(engine: Engine, job: Job): Promise<Made> {
   const { view, digest, end, model } = job;
   const existing = digest === view.checkpoint?.digest ? undefined : await engine.keeper.checkpoint(digest, end);
-  return existing === undefined || !readableBy(existing, modelKey(model)) ? run(engine, job) : { checkpoint: existing };
+  return existing === undefined || existing.clear !== undefined || !readableBy(existing, modelKey(model)) ? run(engine, job) : { checkpoint: existing };
 }
 
 /** Makes the checkpoint (a summary and record, or the provider's item), stores it and reports it. */
@@ -86,7 +94,8 @@ async function run(engine: Engine, { view, reason, model, window, target, limit,
       system: view.system,
       previous: view.standIn,
       sent: request.sent,
-      beforeRecord: view.conversation.slice(from, record.start),
+      // Over messages whose old tool outputs were cleared, the summary reads them as they were sent.
+      beforeRecord: asSent(view).slice(from, record.start),
       size: request.size,
       window,
       summaryOutputTokens: settings.summaryOutputTokens,
@@ -121,8 +130,9 @@ async function run(engine: Engine, { view, reason, model, window, target, limit,
     if (!saved) engine.warn('ai-compaction: the checkpoint could not be stored; this step uses it, later steps may compact again');
   }
   if (noProgress && reason !== 'overflow') await placeHold(engine, next, tokensAfter, target, 'the compaction made no progress');
-  const record = {
+  const record: CompactionRecord = {
     reason,
+    kind: native === undefined ? 'summary' : 'native',
     messagesCovered: end,
     tokensBefore,
     tokensAfter,
@@ -132,6 +142,12 @@ async function run(engine: Engine, { view, reason, model, window, target, limit,
   };
   report(engine, record);
   return { checkpoint, record };
+}
+
+/** The caller's conversation with the tool outputs its clearing replaced, if its checkpoint is one. */
+function asSent(view: StepView): Message[] {
+  const clear = view.checkpoint?.clear;
+  return clear === undefined ? view.conversation : clearToolOutputs(view.conversation, clear.from, view.checkpoint!.length).messages;
 }
 
 /**

@@ -27,6 +27,7 @@ describe('resolveOptions', () => {
         store: undefined,
         onCompaction: undefined,
         native: false,
+        clearToolResults: false,
       });
       expect(DEFAULT_KEEP).toBe(15_000);
       expect(DEFAULT_SUMMARY_OUTPUT_TOKENS).toBe(32_000);
