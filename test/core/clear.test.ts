@@ -25,7 +25,7 @@ function loop(outputs: number[], task = 'task'): Message[] {
 }
 
 const partsOf = (message: Message | undefined): Part[] => (message === undefined || message.role === 'system' ? [] : message.content);
-const outputOf = (message: Message | undefined) => (partsOf(message)[0] as { output: { type: string; value: unknown } }).output;
+const outputOf = (message: Message | undefined) => (partsOf(message)[0] as unknown as { output: { type: string; value: unknown } }).output;
 
 /** Every tool call of a prompt has exactly one result of the same id and tool, right after its message. */
 function expectPairsWhole(prompt: readonly Message[]): void {
