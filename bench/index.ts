@@ -12,6 +12,7 @@ interface Benchmark {
 const BENCHMARKS: Benchmark[] = [
   { name: 'overhead', load: () => import('./overhead') },
   { name: 'session', load: () => import('./session') },
+  { name: 'clearing', load: () => import('./session').then((session) => ({ run: session.runClearing })) },
   { name: 'load', load: () => import('./load') },
 ];
 

@@ -7,7 +7,11 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { type LanguageModelMiddleware, type ModelMessage, generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
 import { z } from 'zod';
 import { type CompactionOptions, compaction } from '../src';
+import { clearToolOutputs, clearingEnd } from '../src/checkpoint/clear';
 import { SUMMARY_PROMPT } from '../src/checkpoint/prompts';
+import { recordBudget } from '../src/checkpoint/record';
+import { DEFAULT_KEEP } from '../src/options';
+import { liveStart } from '../src/prompt/conversation';
 import { serialize } from '../src/checkpoint/serialize';
 import type { Message } from '../src/prompt/types';
 import { ceiling } from '../src/sizing/ceiling';
@@ -130,6 +134,66 @@ function summarizeOlder(keep: number, share: number, onSummary: () => void): Lan
   };
 }
 
+/**
+ * Clearing alone, no summary ever: the tool-result masking of the published study, with this
+ * package's rule. At the ceiling (4 characters a token) every tool output older than the newest
+ * `keep` tokens (and not in the newest step) is cleared, from then on always up to that point, so
+ * later steps extend what was sent; past the window the step is rejected, and the run stops there.
+ */
+function clearOnly(onClear: () => void): LanguageModelMiddleware {
+  let clearedUpTo = 0;
+  const keep = recordBudget(DEFAULT_KEEP, CEILING);
+  return {
+    specificationVersion: 'v3',
+    transformParams: async ({ params }) => {
+      const system = params.prompt.filter((message) => message.role === 'system') as unknown as Message[];
+      const rest = params.prompt.filter((message) => message.role !== 'system') as unknown as Message[];
+      const sent = (upTo: number) => [...system, ...clearToolOutputs(rest, 0, Math.min(upTo, rest.length)).messages];
+      let prompt = sent(clearedUpTo);
+      if (estimatePrompt(prompt, params.tools as never) >= CEILING) {
+        const upTo = clearingEnd(rest, 0, liveStart(rest), keep);
+        if (upTo > clearedUpTo) {
+          clearedUpTo = upTo;
+          onClear();
+          prompt = sent(clearedUpTo);
+        }
+      }
+      return clearedUpTo === 0 ? params : { ...params, prompt: prompt as never };
+    },
+  };
+}
+
+/**
+ * The summaries the agent writes. `honest`: the template filled from everything the request shows
+ * (the local provider's own). `lossy`: the objective and three of the files, nothing else, as a
+ * summarizer that forgets would write.
+ */
+type SummaryMode = 'honest' | 'lossy';
+
+function lossySummary(_request: string, { defaultReply }: { defaultReply: string }): string {
+  const lines = defaultReply.split('\n');
+  const section = (heading: string) => {
+    const start = lines.indexOf(heading);
+    if (start < 0) return [];
+    const end = lines.findIndex((line, index) => index > start && /^## /.test(line));
+    return lines.slice(start + 1, end < 0 ? undefined : end).filter((line) => line.trim() !== '');
+  };
+  return [
+    '## Objective',
+    ...section('## Objective'),
+    '## Requirements',
+    '## Decisions',
+    '## Work State',
+    '### Completed',
+    '### Active',
+    '### Blocked',
+    '## Next Move',
+    '## Relevant Files',
+    ...section('## Relevant Files').slice(0, 3),
+    '## Important Context',
+  ].join('\n');
+}
+
 interface Row {
   name: string;
   steps: number;
@@ -143,15 +207,43 @@ interface Row {
   cachedShare: number | undefined;
   /** Mean prompt of the steps sent right after a summary request. */
   floor: number | undefined;
+  /** Share of all prompt tokens (steps and summary requests) read from the prompt cache. */
+  cachedAll: number;
+  /** Tool calls whose tool and input an earlier step of the run already called. */
+  repeatedCalls: number;
+  /** Output tokens of the summary requests: at 50 to 100 tokens a second, the time a step waits for a summary. */
+  summaryOutput: number;
+  /** Wall time of the steps that compacted, in the strategy's `transformParams` (the summary request included), in milliseconds. */
+  compactionMs: number;
 }
 
-async function runStrategy(strategy: Strategy, system = SYSTEM): Promise<Row> {
+/** The middleware with the `transformParams` of the steps that compact timed. */
+function timed(middleware: LanguageModelMiddleware, clock: { ms: number }, compactions: () => number | undefined): LanguageModelMiddleware {
+  const transform = middleware.transformParams;
+  if (transform === undefined) return middleware;
+  return {
+    ...middleware,
+    transformParams: async (options) => {
+      const start = performance.now();
+      const before = compactions();
+      try {
+        return await transform(options);
+      } finally {
+        if (compactions() !== before) clock.ms += performance.now() - start;
+      }
+    },
+  };
+}
+
+async function runStrategy(strategy: Strategy, system = SYSTEM, summaryMode: SummaryMode = 'honest'): Promise<Row> {
   // The agent keeps calling tools; each turn ends at its 50th step (stopWhen), so every strategy
   // that raises no error runs the same 500 steps and the totals compare like for like.
-  const server = await startProviderServer({ contextWindow: WINDOW, seed: 11, agent: { toolCallsPerTurn: 10_000 }, keepBodies: 0 });
+  const agent = { toolCallsPerTurn: 10_000, ...(summaryMode === 'lossy' ? { summaryReply: lossySummary } : {}) };
+  const server = await startProviderServer({ contextWindow: WINDOW, seed: 11, agent, keepBodies: 0 });
   const { middleware, compactions } = strategy.middleware();
+  const clock = { ms: 0 };
   const base = createOpenAI({ baseURL: server.openaiBaseURL, apiKey: 'local' }).chat('local-coding-agent');
-  const model = middleware.length === 0 ? base : wrapLanguageModel({ model: base, middleware });
+  const model = middleware.length === 0 ? base : wrapLanguageModel({ model: base, middleware: middleware.map((each) => timed(each, clock, compactions)) });
   const project = createProjectTools(11);
   const tools = {
     read_file: tool({ description: projectToolDescriptions.read_file, inputSchema: z.object({ path: z.string() }), execute: async (input) => project.read_file(input) }),
@@ -179,6 +271,16 @@ async function runStrategy(strategy: Strategy, system = SYSTEM): Promise<Row> {
   const shares = stepsSent.map((request) => request.promptTokens / CEILING);
   const summaryTokens = summaries.reduce((sum, request) => sum + request.promptTokens, 0);
   const floors = answered.filter((request, index) => !request.isSummaryRequest && answered[index - 1]?.isSummaryRequest === true).map((request) => request.promptTokens);
+  const called = new Set<string>();
+  let repeatedCalls = 0;
+  for (const request of stepsSent) {
+    for (const call of request.reply?.toolCalls ?? []) {
+      const key = `${call.name}:${call.args}`;
+      if (called.has(key)) repeatedCalls++;
+      called.add(key);
+    }
+  }
+  const allTokens = answered.reduce((sum, request) => sum + request.promptTokens, 0);
   return {
     name: strategy.name,
     steps,
@@ -191,6 +293,10 @@ async function runStrategy(strategy: Strategy, system = SYSTEM): Promise<Row> {
     billed: answered.reduce((sum, request) => sum + request.promptTokens, 0),
     cachedShare: summaryTokens === 0 ? undefined : summaries.reduce((sum, request) => sum + (request.cachedTokens ?? 0), 0) / summaryTokens,
     floor: floors.length === 0 ? undefined : floors.reduce((a, b) => a + b, 0) / floors.length,
+    cachedAll: allTokens === 0 ? 0 : answered.reduce((sum, request) => sum + (request.cachedTokens ?? 0), 0) / allTokens,
+    repeatedCalls,
+    summaryOutput: summaries.reduce((sum, request) => sum + request.outputTokens, 0),
+    compactionMs: clock.ms,
   };
 }
 
@@ -254,3 +360,62 @@ export async function run(): Promise<void> {
   console.log('\nThe mean prompt of ai-compaction, by system prompt and keep (the same session)');
   printTable(['system prompt', 'tokens (est.)', 'keep', 'compactions', 'prompt after compaction', 'of ceiling', 'mean/ceiling', 'errors'], sweep);
 }
+
+/** The same session, summary only against clearing old tool results first, with honest and lossy summaries. */
+const CLEARING: { name: string; strategy: () => Strategy & { kinds: () => string } }[] = [
+  { name: 'summary only', strategy: () => compactingByKind('summary only', { clearToolResults: false }) },
+  { name: 'clearing, then summary', strategy: () => compactingByKind('clearing, then summary', { clearToolResults: true }) },
+  {
+    name: 'clearing alone',
+    strategy: () => {
+      let clears = 0;
+      return { name: 'clearing alone', middleware: () => ({ middleware: [clearOnly(() => void clears++)], compactions: () => clears }), kinds: () => `${clears} / 0` };
+    },
+  },
+];
+
+/** This middleware with `options`, counting its clearings and its summaries apart. */
+function compactingByKind(name: string, options: Omit<CompactionOptions, 'onCompaction'>): Strategy & { kinds: () => string } {
+  const kinds = { clear: 0, summary: 0 };
+  return {
+    name,
+    middleware: () => ({
+      middleware: [compaction({ contextWindow: WINDOW, ...options, onCompaction: (record) => void (record.kind === 'clear' ? kinds.clear++ : kinds.summary++) })],
+      compactions: () => kinds.clear + kinds.summary,
+    }),
+    kinds: () => `${kinds.clear} / ${kinds.summary}`,
+  };
+}
+
+export async function runClearing(): Promise<void> {
+  const rows: string[][] = [];
+  for (const summaries of ['honest', 'lossy'] as const) {
+    for (const { strategy } of CLEARING) {
+      const made = strategy();
+      const row = await runStrategy(made, SYSTEM, summaries);
+      rows.push([
+        row.name,
+        summaries,
+        String(row.steps),
+        String(row.errors),
+        String(row.rejections),
+        made.kinds(),
+        String(row.summaryRequests),
+        String(row.repeatedCalls),
+        percent(row.meanShare),
+        percent(row.maxShare),
+        row.billed.toLocaleString('en-US'),
+        Math.round(row.billed * (1 - row.cachedAll)).toLocaleString('en-US'),
+        row.summaryOutput.toLocaleString('en-US'),
+        `${(row.compactionMs / 1000).toFixed(2)} s`,
+      ]);
+    }
+  }
+  console.log(`\nClearing old tool results: the ${TURNS * STEPS_PER_TURN}-step session, window ${WINDOW.toLocaleString('en-US')}, ceiling ${CEILING.toLocaleString('en-US')}`);
+  printTable(
+    ['strategy', 'summaries', 'steps', 'errors', 'overflows', 'clears / summaries', 'summary req', 'repeated calls', 'mean/ceiling', 'max/ceiling', 'input billed', 'not cached', 'summary output', 'compacting steps'],
+    rows,
+  );
+  console.log('"not cached": input billed less what the provider read from its prompt cache (billed at a tenth or so); "summary output": tokens the summaries took to write (a step waits for them, at 50 to 100 a second); "compacting steps": time in transformParams of the steps that compacted, against the local provider.');
+}
+
