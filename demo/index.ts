@@ -20,7 +20,7 @@ import { z } from 'zod';
 import { type CompactionRecord, compaction, isContextOverflowError, isSummaryRequest } from '../src';
 import { ceiling } from '../src/sizing/ceiling';
 import { createProjectTools, projectToolDescriptions, startProviderServer } from '../test/support/provider-server';
-import { type StepPoint, sessionChart, sparkline } from './chart';
+import { type StepPoint, sessionChart, sparkline, sparklineScale, stepLine } from './chart';
 
 const WINDOW = 32_000;
 
@@ -85,7 +85,10 @@ const tools = {
 };
 
 const limit = ceiling(WINDOW, undefined);
-console.log(`ai-compaction demo: ${steps} agent steps, ${WINDOW.toLocaleString('en-US')}-token window (ceiling ${limit.toLocaleString('en-US')}), model: ${describeModel()}\n`);
+console.log(`ai-compaction demo: ${steps} agent steps, ${WINDOW.toLocaleString('en-US')}-token window (ceiling ${limit.toLocaleString('en-US')}), model: ${describeModel()}`);
+console.log(
+  `Each line is a step's prompt as the provider counted it. Bar and % are of the ceiling (${limit.toLocaleString('en-US')} tokens), the compaction point: a step whose prompt would reach it is compacted before it goes out.\n`,
+);
 
 let failure: unknown;
 try {
@@ -96,15 +99,10 @@ try {
     tools,
     stopWhen: stepCountIs(steps),
     onStepFinish: (step) => {
-      const tokens = step.usage.inputTokens ?? 0;
-      points.push({ step: points.length + 1, promptTokens: tokens, compacted: compactedBeforeNext });
+      const point = { step: points.length + 1, promptTokens: step.usage.inputTokens ?? 0, compacted: compactedBeforeNext };
+      points.push(point);
       compactedBeforeNext = false;
-      const share = tokens / WINDOW;
-      const bar = '█'.repeat(Math.round(share * 20)).padEnd(20, '·');
-      const marker = points.at(-1)!.compacted ? '  ← compacted' : '';
-      console.log(
-        `step ${String(points.length).padStart(3)}  prompt ${tokens.toLocaleString('en-US').padStart(6)} tokens  ${bar} ${String(Math.round(share * 100)).padStart(3)} %  compactions ${records.length}${marker}`,
-      );
+      console.log(stepLine(point, { ceiling: limit, compactions: records.length }));
     },
   });
 } catch (error) {
@@ -127,7 +125,7 @@ const rows: Array<[string, string]> = [
   ['input tokens billed', billed.toLocaleString('en-US')],
 ];
 console.log(`\n${rows.map(([name, value]) => `${name.padEnd(28)}${value}`).join('\n')}`);
-console.log(`\n${sparkline(prompts, WINDOW)}   (prompt per step, full height = window)`);
+console.log(`\n${sparkline(prompts, limit)}   (prompt per step, ${sparklineScale(prompts.length)}; full height = the ceiling, ${limit.toLocaleString('en-US')})`);
 const last = records.at(-1);
 if (last !== undefined) {
   console.log(`\nThe last compaction (step ${last.step}, ${last.reason}): ${last.messagesCovered} messages, ${last.tokensBefore.toLocaleString('en-US')} -> ${last.tokensAfter.toLocaleString('en-US')} estimated tokens. Its summary begins:`);
@@ -136,7 +134,7 @@ if (last !== undefined) {
 
 const out = resolve(values.out!);
 await mkdir(resolve(out, '..'), { recursive: true });
-await writeFile(out, sessionChart(points, { window: WINDOW, ceiling: limit, title: `ai-compaction: ${points.length} steps in a ${WINDOW.toLocaleString('en-US')}-token window` }));
+await writeFile(out, sessionChart(points, { window: WINDOW, ceiling: limit, title: `ai-compaction: ${points.length} step${points.length === 1 ? '' : 's'} in a ${WINDOW.toLocaleString('en-US')}-token window` }));
 console.log(`\nChart: ${out}`);
 
 await server?.close();

@@ -40,6 +40,8 @@ export interface Engine {
   readonly warnedOnce: Set<string>;
   /** Models whose provider refused native compaction or answered it without an item. */
   readonly nativeUnavailable: Set<string>;
+  /** Failed compactions already warned about: the steps that joined one (SPEC 11) share its error. */
+  readonly failuresTold: WeakSet<object>;
   /** The view of each step, by the params `transformParams` returned, for `wrapGenerate` / `wrapStream`. */
   readonly steps: WeakMap<object, StepView>;
   /** `compactNext()` was called and no step has compacted for it yet. */
@@ -72,6 +74,7 @@ export function createEngine(options: CompactionOptions): Engine {
     flights: new Map(),
     warnedOnce: new Set(),
     nativeUnavailable: new Set(),
+    failuresTold: new WeakSet(),
     steps: new WeakMap(),
     pendingManual: false,
     last: undefined,

@@ -3,6 +3,7 @@ import { AISDKError } from 'ai';
 const name = 'AI_CompactionError';
 const marker = `vercel.ai.error.${name}`;
 const symbol = Symbol.for(marker);
+const PREFIX = 'ai-compaction: ';
 
 /** Why a compaction failed. */
 export type CompactionFailure =
@@ -25,13 +26,18 @@ export class CompactionError extends AISDKError {
   readonly reason: CompactionFailure;
 
   constructor({ reason, message, cause }: { reason: CompactionFailure; message: string; cause?: unknown }) {
-    super({ name, message: `ai-compaction: ${message}`, cause });
+    super({ name, message: `${PREFIX}${message}`, cause });
     this.reason = reason;
   }
 
   static override isInstance(error: unknown): error is CompactionError {
     return AISDKError.hasMarker(error, marker);
   }
+}
+
+/** What a compaction error says, without the package's prefix: for a line that has its own. */
+export function failureDetail(error: CompactionError): string {
+  return error.message.startsWith(PREFIX) ? error.message.slice(PREFIX.length) : error.message;
 }
 
 /** The message of anything thrown. */

@@ -17,9 +17,11 @@ export interface CompactionState {
 
 const digestKey = z.string().regex(/^[0-9a-f]{64}$/);
 
+const FORMAT = 'ai-compaction/state';
+
 const stateSchema = z
   .object({
-    format: z.literal('ai-compaction/state'),
+    format: z.literal(FORMAT),
     version: z.number(),
     threads: z.record(digestKey, threadSchema),
     checkpoints: z.record(digestKey, checkpointSchema),
@@ -56,12 +58,12 @@ export function parseState(value: unknown): ParsedState {
   };
   if (typeof value !== 'object' || value === null) fail(`expected the object state() returns, got ${value === null ? 'null' : typeof value}`);
   const { format, version } = value as { format?: unknown; version?: unknown };
-  if (format !== 'ai-compaction/state') fail('it is not a state of ai-compaction (format)');
+  if (format !== FORMAT) fail(`it is not a state of ai-compaction (${notOurFormat(value as object)})`);
   if (version !== FORMAT_VERSION) fail(`it is of version ${describe(version)}, this version reads ${FORMAT_VERSION}`);
   const parsed = stateSchema.safeParse(value);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    fail(`${issue.path.join('.') || 'state'}: ${issue.message}`);
+    const [issue, ...more] = parsed.error.issues;
+    fail(`${explainIssue(issue!, value)}${more.length === 0 ? '' : ` (and ${more.length} more ${more.length === 1 ? 'problem' : 'problems'})`}`);
   }
   const state = parsed.data!;
   const { checksum, ...body } = state;
@@ -78,4 +80,120 @@ export function parseState(value: unknown): ParsedState {
     }
   }
   return { threads: state.threads, checkpoints: state.checkpoints };
+}
+
+/** Why a value with another `format` is not a state: what it has instead. */
+function notOurFormat(value: object): string {
+  if (Array.isArray(value)) return `no format ${JSON.stringify(FORMAT)}; got an array`;
+  const { format } = value as { format?: unknown };
+  if (format !== undefined) return `its format is ${valueText(format)}, expected ${JSON.stringify(FORMAT)}`;
+  const keys = Object.keys(value);
+  const listed = keys.length > 8 ? `${keys.slice(0, 8).join(', ')} and ${keys.length - 8} more` : keys.join(', ');
+  return `no format ${JSON.stringify(FORMAT)}; got ${keys.length === 0 ? 'an empty object' : `an object with keys ${listed}`}`;
+}
+
+type Issue = z.core.$ZodIssue;
+type Path = readonly PropertyKey[];
+
+/** Where in the state a path points: `checkpoints.<digest>.native.keep`, `threads.<digest>.holds[0].size`. */
+function at(path: Path): string {
+  if (path.length === 0) return 'the state';
+  return path.map((key, index) => (typeof key === 'number' ? `[${key}]` : `${index === 0 ? '' : '.'}${String(key)}`)).join('');
+}
+
+/** The value at `path` of `root`, and whether it is there at all. */
+function valueAt(root: unknown, path: Path): { found: boolean; value: unknown } {
+  let value = root;
+  for (const key of path) {
+    if (typeof value !== 'object' || value === null || !Object.prototype.hasOwnProperty.call(value, key)) return { found: false, value: undefined };
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return { found: true, value };
+}
+
+/** A value as a refusal shows it: text quoted and cut, numbers as they are, objects by their kind. */
+function valueText(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value);
+  if (Array.isArray(value)) return `an array of ${value.length}`;
+  if (typeof value === 'object' && value !== null) return 'an object';
+  if (typeof value === 'bigint') return `${value}n`;
+  return typeof value === 'function' ? 'a function' : String(value);
+}
+
+const EXPECTED_TYPES: Record<string, string> = {
+  string: 'a string',
+  number: 'a number',
+  int: 'a whole number',
+  boolean: 'true or false',
+  object: 'an object',
+  record: 'an object',
+  array: 'an array',
+  null: 'null',
+};
+
+const DIGEST_PATTERN = '/^[0-9a-f]{64}$/';
+
+/** What a string format asks for, in words. */
+function formatText(issue: Extract<Issue, { code: 'invalid_format' }>): string {
+  if (issue.format === 'regex') return 'pattern' in issue && issue.pattern === DIGEST_PATTERN ? 'a 64-hex-digit digest' : `text matching ${issue.pattern}`;
+  return `a valid ${issue.format}`;
+}
+
+/** How many of what a too-big or too-small value has: a number's value, an array's entries, a text's characters. */
+function amount(origin: string, value: unknown): string {
+  if (origin === 'array' && Array.isArray(value)) return `has ${value.length} entries`;
+  if (origin === 'string' && typeof value === 'string') return `is ${value.length} characters long`;
+  return `is ${valueText(value)}`;
+}
+
+/** A bound in words: `at least 1 entry`, `more than 0`, `64 or less`. */
+function bound(origin: string, limit: number | bigint, inclusive: boolean, side: 'least' | 'most'): string {
+  const unit = origin === 'array' ? ' entries' : origin === 'string' ? ' characters' : '';
+  if (unit === '') return inclusive ? `${limit} or ${side === 'least' ? 'more' : 'less'}` : `${side === 'least' ? 'more' : 'less'} than ${limit}`;
+  return inclusive ? `at ${side} ${limit}${unit}` : `${side === 'least' ? 'more' : 'fewer'} than ${limit}${unit}`;
+}
+
+/**
+ * One schema issue as a sentence in the package's words: which field is wrong, what it holds and
+ * what was expected (`checkpoints.<digest> has an unknown field "extra"`).
+ */
+function explainIssue(issue: Issue, root: unknown): string {
+  const { path } = issue;
+  const where = at(path);
+  const { found, value } = valueAt(root, path);
+  const parent = at(path.slice(0, -1));
+  const field = JSON.stringify(String(path[path.length - 1]));
+  /** `is <value>, expected <what>`, or that the field is missing. */
+  const expected = (what: string) => (found ? `${where} is ${valueText(value)}, expected ${what}` : `${parent} has no field ${field} (expected ${what})`);
+  switch (issue.code) {
+    case 'invalid_type':
+      return expected(EXPECTED_TYPES[issue.expected] ?? `a value of type ${issue.expected}`);
+    case 'invalid_value':
+      return expected(issue.values.length === 1 ? valueText(issue.values[0]) : `one of ${issue.values.map(valueText).join(', ')}`);
+    case 'invalid_format':
+      return expected(formatText(issue));
+    case 'too_small':
+      return `${where} ${amount(issue.origin, value)}, expected ${bound(issue.origin, issue.minimum, issue.inclusive !== false, 'least')}`;
+    case 'too_big':
+      return `${where} ${amount(issue.origin, value)}, expected ${bound(issue.origin, issue.maximum, issue.inclusive !== false, 'most')}`;
+    case 'not_multiple_of':
+      return expected(`a multiple of ${issue.divisor}`);
+    case 'unrecognized_keys': {
+      const keys = issue.keys.map((key) => JSON.stringify(key)).join(', ');
+      return `${where} has ${issue.keys.length === 1 ? 'an unknown field' : 'unknown fields'} ${keys}`;
+    }
+    case 'invalid_key': {
+      const why = issue.issues[0];
+      const want = why?.code === 'invalid_format' ? formatText(why) : 'a valid key';
+      return `${parent} has a key ${JSON.stringify(String(path[path.length - 1]))} that is not ${want}`;
+    }
+    case 'invalid_element':
+      return `${where} has an entry ${valueText(issue.key)} that is not valid`;
+    case 'invalid_union':
+      return `${where} is ${found ? valueText(value) : 'missing'}, which is none of the forms expected`;
+    case 'custom':
+      return `${where} ${issue.message}`;
+    default:
+      return `${where}: ${(issue as { message: string }).message}`;
+  }
 }

@@ -85,7 +85,9 @@ async function run(engine: Engine, { view, reason, model, window, target, limit,
   let recordText = '';
   let identifiers: string[] | undefined;
   if (native === undefined) {
-    const record = selectRecord(view.conversation, recordBudget(settings.keep, limit), from, end);
+    // The newest of all it stands for, the previous checkpoint's part too: those messages are the
+    // caller's, still at hand, and the newest steps are what the model continues from.
+    const record = selectRecord(view.conversation, recordBudget(settings.keep, limit), view.boundaryEnd, end);
     recordText = record.text;
     identifiers = collectIdentifiers(covered, view.checkpoint?.identifiers ?? [], identifierBudget(limit));
     const reply = await summarize({
@@ -94,8 +96,10 @@ async function run(engine: Engine, { view, reason, model, window, target, limit,
       system: view.system,
       previous: view.standIn,
       sent: request.sent,
-      // Over messages whose old tool outputs were cleared, the summary reads them as they were sent.
-      beforeRecord: asSent(view).slice(from, record.start),
+      // What the shortened request (6.6) must carry: the newly covered messages the record does not
+      // hold, or all of them when the record reaches back past them (it draws on the whole prefix);
+      // over messages whose old tool outputs were cleared, as they were sent.
+      beforeRecord: asSent(view).slice(from, record.start > from ? record.start : end),
       size: request.size,
       window,
       summaryOutputTokens: settings.summaryOutputTokens,

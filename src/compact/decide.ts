@@ -15,8 +15,8 @@ export interface Plan {
 }
 
 /**
- * Decides a step (SPEC 4, 6.8, 8): manual when asked, auto when its size reaches the ceiling and no
- * hold stands. Takes a pending `compactNext()`.
+ * Decides a step (SPEC 4, 6.8, 8): manual when asked (whatever holds stand), auto when its size
+ * reaches the ceiling and no hold stands. Takes a pending `compactNext()`.
  */
 export async function decide(engine: Engine, view: StepView, model: Model, call: CompactionCallOptions): Promise<Plan> {
   const window = windowFor(engine, model);
@@ -29,6 +29,6 @@ export async function decide(engine: Engine, view: StepView, model: Model, call:
   }
   if (manual) return { reason: 'manual', window, limit };
   const due =
-    engine.settings.auto && view.sizeKnown && limit !== undefined && limit > 0 && totalSize(view) >= limit && !(await held(view, limit));
+    engine.settings.auto && view.sizeKnown && limit !== undefined && limit > 0 && totalSize(view) >= limit && !(await held(view, limit, window));
   return { reason: due ? 'auto' : undefined, window, limit };
 }

@@ -1,30 +1,114 @@
 import type { Engine } from '../engine';
+import { type CompactionError, failureDetail } from '../errors';
+import { liveStart } from '../prompt/conversation';
+import { estimatePrompt } from '../sizing/estimate';
 import type { Hold } from '../store/records';
-import { type StepView, totalSize } from '../view';
+import { type StepView, coveredUpTo, outgoingPrompt, totalSize } from '../view';
 
-/** Whether a compaction that made no progress holds this conversation until it grows by a tenth of the ceiling (SPEC 6.8). */
-export async function held(view: StepView, limit: number): Promise<boolean> {
-  const { digests } = view;
-  if (digests === undefined) return false;
-  const checkpoint = view.checkpoint?.digest ?? null;
-  const size = totalSize(view);
-  // Conversations sharing an opening share a thread: a hold is this conversation's when
-  // the prefix it names is this conversation's.
-  for (const hold of view.thread?.holds ?? []) {
-    if (hold.checkpoint !== checkpoint || hold.length > view.conversation.length || size >= hold.size + limit / 10) continue;
-    if ((await digests.of(hold.length)) === hold.digest) return true;
-  }
+/** Whether a step's prompt, as it would go out now, fits the window by estimate (SPEC 6.7). */
+export function fitsWindow(view: StepView, window: number): boolean {
+  return estimatePrompt(outgoingPrompt(view), view.params.tools) <= window;
+}
+
+/** The growth that ends a hold: a tenth of the ceiling, doubled for each failure in a row after the first (SPEC 6.8). */
+export function holdGrowth(hold: Pick<Hold, 'cause' | 'failures'>, limit: number): number {
+  const tenth = Math.ceil(limit / 10);
+  return hold.cause === 'failed' ? tenth * 2 ** ((hold.failures ?? 1) - 1) : tenth;
+}
+
+/**
+ * Whether a hold placed on this conversation stands (SPEC 6.8), so that it is not compacted on its
+ * own. Each hold ends with its cause: growth by a tenth of the ceiling after no progress; something
+ * older to compact after there was nothing; after a failure, growth by a tenth of the ceiling
+ * doubled per failure in a row, or a prompt that no longer fits the window.
+ */
+export async function held(view: StepView, limit: number, window: number | undefined): Promise<boolean> {
+  let fits: boolean | undefined;
+  const stands = (hold: Hold): boolean => {
+    if (hold.cause === 'nothing-older' && hold.end !== undefined) {
+      // What a compaction covers ends where the live part begins (as in compact()).
+      return liveStart(view.conversation) <= hold.end;
+    }
+    if (totalSize(view) >= hold.size + holdGrowth(hold, limit)) return false;
+    if (hold.cause !== 'failed' || window === undefined) return true;
+    fits ??= fitsWindow(view, window);
+    return fits;
+  };
+  for (const hold of await ownHolds(view)) if (stands(hold)) return true;
   return false;
+}
+
+/**
+ * The holds placed on this conversation as it is now. Conversations sharing an opening share a
+ * thread: a hold is this conversation's when the prefix it names is this conversation's, sent with
+ * the same checkpoint (a new checkpoint ends every hold).
+ */
+async function ownHolds(view: StepView): Promise<Hold[]> {
+  const { digests } = view;
+  if (digests === undefined) return [];
+  const checkpoint = view.checkpoint?.digest ?? null;
+  const own: Hold[] = [];
+  for (const hold of view.thread?.holds ?? []) {
+    if (hold.checkpoint !== checkpoint || hold.length > view.conversation.length) continue;
+    if ((await digests.of(hold.length)) === hold.digest) own.push(hold);
+  }
+  return own;
 }
 
 /** Holds the conversation at `size` (it is not compacted on its own again until it grows by a tenth of `limit`), and says why. */
 export async function placeHold(engine: Engine, view: StepView, size: number, limit: number, why: string): Promise<void> {
-  if (view.digests === undefined || view.threadDigest === undefined) return;
-  const length = view.conversation.length;
-  const hold: Hold = { length, digest: await view.digests.of(length), checkpoint: view.checkpoint?.digest ?? null, size };
-  engine.warn(
+  await saveHold(engine, view, { size, cause: 'no-progress' },
     `ai-compaction: ${why}; the prompt stays at ${size} tokens, at or above the ceiling of ${limit}. ` +
-      `Not compacting again until it grows by ${Math.ceil(limit / 10)} tokens.`,
-  );
+      `Not compacting again until it grows by ${holdGrowth({}, limit)} tokens.`);
+}
+
+/** Holds a conversation with nothing older to compact until there is (a new exchange, a new step), and says so. */
+export async function holdNothingOlder(engine: Engine, view: StepView, limit: number): Promise<void> {
+  const size = totalSize(view);
+  await saveHold(engine, view, { size, cause: 'nothing-older', end: coveredUpTo(view) },
+    `ai-compaction: there is nothing older to compact; the prompt stays at ${size} tokens, at or above the ceiling of ${limit}. ` +
+      'Not compacting again until there is (a new exchange or step).');
+}
+
+/**
+ * After a failed compaction (SPEC 6.8): holds the conversation from compacting on its own until it
+ * has grown by a tenth of the ceiling, doubled for each further failure in a row, and says once per
+ * failure what happens to the step and until when. `thrown`: the step does not fit the window and
+ * fails with the error. `error`: what was thrown, shared by the steps that joined the compaction.
+ */
+export async function holdAfterFailure(
+  engine: Engine,
+  view: StepView,
+  limit: number,
+  failure: CompactionError,
+  thrown: { window: number } | undefined,
+  error: unknown,
+): Promise<void> {
+  const size = totalSize(view);
+  const before = (await ownHolds(view)).reduce((most, hold) => (hold.cause === 'failed' ? Math.max(most, hold.failures ?? 1) : most), 0);
+  const failures = Math.min(before + 1, MAX_FAILURES);
+  const growth = holdGrowth({ cause: 'failed', failures }, limit);
+  const key = typeof error === 'object' && error !== null ? error : failure;
+  const first = !engine.failuresTold.has(key);
+  engine.failuresTold.add(key);
+  const what = thrown === undefined ? 'the step goes out unchanged' : `the step does not fit the window of ${thrown.window} tokens, so the CompactionError is thrown`;
+  const said = `ai-compaction: compaction failed (${failure.reason}): ${failureDetail(failure)}; ${what}.`;
+  const until =
+    `${said} Not compacting this conversation on its own again until its prompt grows by ${growth} tokens (from ${size} to ${size + growth}), ` +
+    `except a step that no longer fits the window (failure ${failures} in a row; each further one doubles the growth).`;
+  const placed = await saveHold(engine, view, { size, cause: 'failed', failures }, first ? until : undefined);
+  if (!placed && first) engine.warn(said);
+}
+
+/** Failures in a row counted at most (the schema's bound). */
+const MAX_FAILURES = 64;
+
+/** Stores a hold on this conversation, after warning with `message`; false when it has no index to hold it under. */
+async function saveHold(engine: Engine, view: StepView, fields: Omit<Hold, 'length' | 'digest' | 'checkpoint'>, message: string | undefined): Promise<boolean> {
+  if (view.digests === undefined || view.threadDigest === undefined) return false;
+  const length = view.conversation.length;
+  const hold: Hold = { length, digest: await view.digests.of(length), checkpoint: view.checkpoint?.digest ?? null, ...fields };
+  if (message !== undefined) engine.warn(message);
   await engine.keeper.saveHold(view.threadDigest, hold);
+  return true;
 }

@@ -65,12 +65,14 @@ export const checkpointSchema = z
   })
   .strict()
   .refine((checkpoint) => checkpoint.clear === undefined || (checkpoint.clear.from < checkpoint.length && checkpoint.clear.at >= checkpoint.length), {
-    message: 'clear must start before the end of what it covers, made on a conversation at least that long',
+    // A predicate of the field: a refused state reads `checkpoints.<digest>.clear must start ...`.
+    message: 'must start before the end of what it covers, made on a conversation at least that long',
     path: ['clear'],
   })
   // The kept user messages are among those it covers, in order: each goes out once, after the item.
   .refine((checkpoint) => checkpoint.native === undefined || checkpoint.native.keep.every((index, at, keep) => index < checkpoint.length && (at === 0 || keep[at - 1]! < index)), {
-    message: 'native.keep must list messages it covers, in increasing order',
+    // A predicate of the field: a refused state reads `checkpoints.<digest>.native.keep must list ...`.
+    message: 'must list messages it covers, in increasing order',
     path: ['native', 'keep'],
   });
 
@@ -99,8 +101,33 @@ const countRecord = z
 
 export type CountRecord = z.infer<typeof countRecord>;
 
+/**
+ * Why a conversation is held (SPEC 6.8), and so what ends the hold besides the conversation no
+ * longer being the one it names:
+ * - `no-progress`: a compaction left the prompt at or above the ceiling; ends when the prompt has
+ *   grown by a tenth of the ceiling. A hold stored without a cause is one of these.
+ * - `nothing-older`: there was nothing before the live part to compact; ends as soon as a
+ *   compaction could cover more than `end` messages (a new exchange, a new step).
+ * - `failed`: a compaction failed, the `failures`-th in a row; ends when the prompt has grown by a
+ *   tenth of the ceiling times 2^(failures - 1), and does not hold a step that no longer fits the
+ *   window.
+ */
+export const HOLD_CAUSES = ['no-progress', 'nothing-older', 'failed'] as const;
+export type HoldCause = (typeof HOLD_CAUSES)[number];
+
 const hold = z
-  .object({ length: z.number().int().positive(), digest, checkpoint: digest.nullable(), size: count })
+  .object({
+    length: z.number().int().positive(),
+    digest,
+    checkpoint: digest.nullable(),
+    /** The prompt's size when the hold was placed: growth is measured from it. */
+    size: count,
+    cause: z.enum(HOLD_CAUSES).optional(),
+    /** `nothing-older`: the covered end a compaction could not pass. */
+    end: count.optional(),
+    /** `failed`: how many compactions of this conversation have failed in a row. */
+    failures: z.number().int().positive().max(64).optional(),
+  })
   .strict();
 
 export type Hold = z.infer<typeof hold>;
@@ -110,7 +137,7 @@ export const threadSchema = z
     v: z.literal(FORMAT_VERSION),
     checkpoints: z.array(checkpointRef).max(64),
     counts: z.array(countRecord).max(64),
-    /** Conversations held after a compaction that made no progress (SPEC 6.8), newest first. */
+    /** Conversations held from compacting on their own (SPEC 6.8: no progress, nothing older, a failure), newest first. */
     holds: z.array(hold).max(64),
   })
   .strict();

@@ -440,7 +440,7 @@ describe('clearing old tool results (SPEC 13)', () => {
       const digest = 'a'.repeat(64);
       const checkpoint = { v: 1, digest, length: 4, summary: '', record: '', reason: 'auto', tokensBefore: 90_000, tokensAfter: 9_000, createdAt: 1, clear: { from: 4, base: false, at: 6, outputs: 1, characters: 100 } };
       const state = buildState(new Map(), new Map([[digest, checkpoint as StoredCheckpoint]]));
-      expect(() => parseState(state)).toThrow(`ai-compaction: option state is refused: checkpoints.${digest}.clear: clear must start before the end of what it covers`);
+      expect(() => parseState(state)).toThrow(`ai-compaction: option state is refused: checkpoints.${digest}.clear must start before the end of what it covers`);
       // A state made before clearing existed (no `clear`) is read as it was.
       const older = buildState(new Map(), new Map([[digest, { ...checkpoint, summary: SUMMARY, clear: undefined } as unknown as StoredCheckpoint]]));
       expect(parseState(JSON.parse(JSON.stringify(older))).checkpoints[digest]).not.toHaveProperty('clear');

@@ -243,14 +243,17 @@ describe('compaction', () => {
       expect(log.warn.some((line) => line.includes('(template-missing)'))).toBe(true);
     });
 
-    it('should store nothing when a compaction fails, so the next step tries again', async () => {
+    it('should store nothing when a compaction fails, so a later step tries again once grown by a tenth of the ceiling', async () => {
       const scripted = scriptedModel({ summary: (_prompt, index) => (index < 2 ? textResult('nope') : undefined) });
       const middleware = compaction({ contextWindow: 200_000 });
       const wrapped = wrap(scripted.model, middleware);
       const prompt = [user(tokens(85_000)), assistant(tokens(85_000, 'a')), user('go')];
       await wrapped.doGenerate({ prompt });
       expect(middleware.last()).toBeUndefined();
+      // Grown by less than 17,000 (a tenth of the 170,000 ceiling): held (SPEC 6.8).
       await wrapped.doGenerate({ prompt: [...prompt, assistant('x'), user('y')] });
+      expect(scripted.summaryCalls()).toHaveLength(2);
+      await wrapped.doGenerate({ prompt: [...prompt, assistant('x'), user('y'), assistant('ok'), user(tokens(17_000, 'b'))] });
       expect(scripted.summaryCalls()).toHaveLength(3);
       expect(middleware.last()!.reason).toBe('auto');
       expect(scripted.stepCalls()[0]!.prompt).toEqual(prompt);

@@ -191,7 +191,12 @@ describe('overflow recovery', () => {
       await wrap(model, middleware).doGenerate({ prompt: long() });
       expect(middleware.last()).toBeUndefined();
       expect(middleware.state().checkpoints).toEqual({});
-      expect(log.warn).toEqual(['ai-compaction: compaction failed (summarizer-failed): ai-compaction: the summary request failed: socket hang up']);
+      // The package's prefix once: the CompactionError's message has its own (issue 13).
+      expect(log.warn).toEqual([
+        'ai-compaction: compaction failed (summarizer-failed): the summary request failed: socket hang up; the step goes out unchanged. ' +
+          'Not compacting this conversation on its own again until its prompt grows by 17000 tokens (from 12001 to 29001), ' +
+          'except a step that no longer fits the window (failure 1 in a row; each further one doubles the growth).',
+      ]);
     });
   });
 

@@ -175,9 +175,64 @@ describe('state', () => {
       expect(refusal(state).message).toContain('it is of version "1", this version reads 1');
     });
 
-    it('should refuse a value of another format', () => {
-      expect(refusal({ ...validState(), format: 'other/state' }).message).toContain('it is not a state of ai-compaction (format)');
-      expect(refusal([]).message).toContain('(format)');
+    it('should refuse a value of another format, saying what it has instead', () => {
+      expect(refusal({ ...validState(), format: 'other/state' }).message).toBe(
+        `${REFUSED}: it is not a state of ai-compaction (its format is "other/state", expected "ai-compaction/state")`,
+      );
+      expect(refusal([]).message).toBe(`${REFUSED}: it is not a state of ai-compaction (no format "ai-compaction/state"; got an array)`);
+      expect(refusal({ v: 99 }).message).toBe(`${REFUSED}: it is not a state of ai-compaction (no format "ai-compaction/state"; got an object with keys v)`);
+      expect(refusal({}).message).toBe(`${REFUSED}: it is not a state of ai-compaction (no format "ai-compaction/state"; got an empty object)`);
+      const many = Object.fromEntries('abcdefghij'.split('').map((key) => [key, 1]));
+      expect(refusal(many).message).toBe(`${REFUSED}: it is not a state of ai-compaction (no format "ai-compaction/state"; got an object with keys a, b, c, d, e, f, g, h and 2 more)`);
+    });
+
+    describe('refusals in the package\'s words: which field is wrong and what was expected', () => {
+      /** The valid state, changed by `change` (a state changed by hand, as a tamperer or a bug would). */
+      function changed(change: (state: Record<string, any>) => void): unknown {
+        const state = structuredClone(validState()) as Record<string, any>;
+        change(state);
+        return state;
+      }
+      it.each([
+        ['a record key that is not a digest (invalid key)', (state: Record<string, any>) => (state.threads.x = threadC), 'threads has a key "x" that is not a 64-hex-digit digest'],
+        ['an unknown field (unrecognized keys)', (state: Record<string, any>) => (state.checkpoints[A].extra = true), `checkpoints.${A} has an unknown field "extra"`],
+        ['two unknown fields', (state: Record<string, any>) => Object.assign(state.checkpoints[A], { extra: 1, more: 2 }), `checkpoints.${A} has unknown fields "extra", "more"`],
+        ['an unknown field of the state itself', (state: Record<string, any>) => (state.extra = true), 'the state has an unknown field "extra"'],
+        ['a missing field (invalid type, received undefined)', (state: Record<string, any>) => delete state.checkpoints[A].summary, `checkpoints.${A} has no field "summary" (expected a string)`],
+        ['a missing field of the state itself', (state: Record<string, any>) => delete state.threads, 'the state has no field "threads" (expected an object)'],
+        ['text for a number (invalid type)', (state: Record<string, any>) => (state.checkpoints[A].tokensBefore = '12'), `checkpoints.${A}.tokensBefore is "12", expected a number`],
+        ['a fraction for a count (invalid type int)', (state: Record<string, any>) => (state.checkpoints[A].tokensBefore = 1.5), `checkpoints.${A}.tokensBefore is 1.5, expected a whole number`],
+        ['null for an object (invalid type)', (state: Record<string, any>) => (state.threads[C] = null), `threads.${C} is null, expected an object`],
+        ['a negative count (too small, inclusive)', (state: Record<string, any>) => (state.checkpoints[A].tokensAfter = -1), `checkpoints.${A}.tokensAfter is -1, expected 0 or more`],
+        ['a length of 0 (too small, exclusive)', (state: Record<string, any>) => (state.checkpoints[A].length = 0), `checkpoints.${A}.length is 0, expected more than 0`],
+        ['too many entries (too big)', (state: Record<string, any>) => (state.threads[E].holds = Array.from({ length: 65 }, () => threadE.holds[0])), `threads.${E}.holds has 65 entries, expected at most 64 entries`],
+        ['too many failures in a row (too big, a number)', (state: Record<string, any>) => Object.assign(state.threads[E].holds[0], { cause: 'failed', failures: 65 }), `threads.${E}.holds[0].failures is 65, expected 64 or less`],
+        ['a value not among the choices (invalid enum)', (state: Record<string, any>) => (state.checkpoints[A].reason = 'whim'), `checkpoints.${A}.reason is "whim", expected one of "auto", "overflow", "manual"`],
+        ['another record version (invalid literal)', (state: Record<string, any>) => (state.threads[C].v = 2), `threads.${C}.v is 2, expected 1`],
+        ['a digest that is not one (invalid format)', (state: Record<string, any>) => (state.threads[C].counts[0].frame = 'nope'), `threads.${C}.counts[0].frame is "nope", expected a 64-hex-digit digest`],
+        [
+          'a native keep out of order (custom refinement)',
+          (state: Record<string, any>) => (state.checkpoints[A].native = { provider: 'openai', model: 'openai.responses:gpt-5', part: { type: 'custom' }, keep: [2, 1] }),
+          `checkpoints.${A}.native.keep must list messages it covers, in increasing order`,
+        ],
+        [
+          'two problems at once',
+          (state: Record<string, any>) => Object.assign(state.checkpoints[A], { reason: 'whim', summary: 5 }),
+          `checkpoints.${A}.summary is 5, expected a string (and 1 more problem)`,
+        ],
+      ])('should refuse %s', (_name, change, why) => {
+        expect(refusal(changed(change)).message).toBe(`${REFUSED}: ${why}`);
+      });
+
+      it('should cut long text it quotes', () => {
+        const message = refusal(changed((state) => (state.checkpoints[A].reason = 'x'.repeat(500)))).message;
+        expect(message).toBe(`${REFUSED}: checkpoints.${A}.reason is "${'x'.repeat(40)}...", expected one of "auto", "overflow", "manual"`);
+      });
+
+      it('should read holds stored before holds had a cause', () => {
+        // threadE's hold has no cause: one placed by a version that knew only no-progress holds.
+        expect(parseState(validState()).threads[E]!.holds).toEqual([{ length: 3, digest: D, checkpoint: B, size: 150_500 }]);
+      });
     });
 
     it('should refuse a state whose checksum does not match', () => {

@@ -2,8 +2,11 @@
 // `next start`) talks to the local provider server through the real `@ai-sdk/openai` client, with
 // a small context window, and headless Chromium types 30 messages, some of them long pastes, on
 // each of the three paths: the Node.js route handler (`useChat` + `streamText`), the Edge route
-// and the server action (`generateText`). Every reply must appear, the compaction notice must show,
-// and no error. On failure a screenshot is saved to test-results/.
+// and the server action (`generateText`). Every reply must appear (rendered from markdown), the
+// compaction notice must show, with a divider where the checkpoint ends and the messages it covers
+// dimmed, the page's link in the navigation must be marked, and nothing may go wrong: no error in
+// the chat, none in the browser's console (a missing favicon was one), no uncaught one. A
+// screenshot of the compaction point is saved to test-results/ (on failure, of the whole page).
 //
 // Needs: `npm run build` (the app consumes dist/), `npm ci --prefix examples/next-chat`, and
 // Debian's chromium at /usr/bin/chromium. Missing pieces fail in beforeAll with the command to run.
@@ -75,13 +78,34 @@ afterAll(async () => {
   console.log(`next-chat e2e timings (ms): ${JSON.stringify(timings)}\nprovider requests: ${JSON.stringify(stats)}`);
 });
 
-/** A page of the app; a failure also shows what the Next.js server printed. */
+const PAGES: Record<string, string> = { '/': 'Route handler', '/edge': 'Edge route', '/action': 'Server action' };
+
+/**
+ * A page of the app: loaded, its navigation and favicon checked, then `body`; it fails on any
+ * error in the browser's console or uncaught in the page. A failure also shows what the Next.js
+ * server printed.
+ */
 async function onPage<T>(name: string, path: string, body: (page: Page) => Promise<T>): Promise<T> {
   try {
     return await withPage(browser, name, async (page) => {
+      const errors: string[] = [];
+      page.on('console', (entry) => {
+        if (entry.type() === 'error') errors.push(`console: ${entry.text()} (${entry.location().url})`);
+      });
+      page.on('pageerror', (error) => errors.push(`uncaught: ${error.message}`));
       await page.goto(`${app.url}${path}`);
       await expect.poll(() => page.getByTestId('composer').getAttribute('data-status')).toBe('ready');
-      return body(page);
+      // the navigation marks this page, and only this one
+      await expect.poll(() => page.locator('nav a[aria-current="page"]').allTextContents()).toEqual([PAGES[path]]);
+      // a favicon, served (its absence was a 404 in the console on every load)
+      const icon = await page.locator('head link[rel="icon"]').first().getAttribute('href');
+      expect(icon, 'link rel="icon"').toBeTruthy();
+      const served = await page.request.get(new URL(icon!, app.url).href);
+      expect(served.status(), `GET ${icon}`).toBe(200);
+      expect(served.headers()['content-type']).toContain('image/svg+xml');
+      const result = await body(page);
+      expect(errors, 'errors in the browser').toEqual([]);
+      return result;
     });
   } catch (error) {
     if (error instanceof Error) error.message += `\nnext start output (end):\n${app.output().slice(-2_000)}`;
@@ -113,13 +137,62 @@ async function checkConversation(page: Page, name: string, count: number): Promi
   texts.forEach((text, index) => {
     // the scripted model quotes the start of the message it answers
     expect(text, `reply ${index + 1}`).toContain(`Message ${index + 1}:`);
+    // rendered from markdown: a numbered list with code spans, not backticks
+    expect(text, `reply ${index + 1}`).not.toContain('`');
   });
+  const lastReply = page.locator('[data-testid="message"][data-role="assistant"] .text').last();
+  expect(await lastReply.locator('ol > li').count(), 'list items in the last reply').toBeGreaterThan(1);
+  expect(await lastReply.locator('code').count(), 'code spans in the last reply').toBeGreaterThan(0);
+
   const notices = await page.getByTestId('compaction-notice').allTextContents();
   expect(notices.length, 'compaction notices').toBeGreaterThan(0);
   for (const notice of notices) expect(notice).toMatch(/^Conversation compacted: \d+ messages summarized \([\d,]+ → [\d,]+ tokens/);
   expect(await page.getByTestId('chat-error').count()).toBe(0);
-  // for a person to look at: the first notice, with the messages around it
-  await page.getByTestId('compaction-notice').first().evaluate((notice) => notice.scrollIntoView({ block: 'center' }));
+  // the summary is rendered from markdown too: headings, not `##`
+  const summary = page.getByTestId('compaction-notice').last().locator('details');
+  await summary.locator('summary').click();
+  expect(await summary.locator('.summary h2').count(), 'headings in the summary').toBeGreaterThan(1);
+  expect(await summary.locator('.summary').textContent()).not.toContain('## ');
+  await summary.locator('summary').click();
+
+  // one divider per compaction, where its checkpoint ends; the newest is what the model sees now,
+  // and the messages above it are dimmed (those below are not)
+  const items = await page.getByTestId('messages').evaluate((list) =>
+    Array.from(list.children, (item) => ({
+      divider: item.getAttribute('data-testid') === 'compaction-divider',
+      current: item.getAttribute('data-current') === 'true',
+      at: Number(item.getAttribute('data-covered')),
+      text: item.textContent ?? '',
+      message: item.querySelector('[data-testid="message"]') !== null,
+      covered: item.getAttribute('data-covered'),
+      opacity: Number(getComputedStyle(item).opacity),
+    })),
+  );
+  const dividers = items.filter((item) => item.divider);
+  expect(dividers, 'one divider per compaction').toHaveLength(notices.length);
+  expect(dividers.filter((item) => item.current), 'the current divider').toHaveLength(1);
+  const current = items.findIndex((item) => item.current);
+  const at = items[current]!.at;
+  const messages = items.filter((item) => item.message);
+  expect(messages).toHaveLength(count * 2);
+  expect(items.slice(0, current).filter((item) => item.message), 'messages above the current divider').toHaveLength(at);
+  expect(items[current]!.text).toBe(`↑ The model now sees the ${at} messages above as the summary`);
+  expect(items[current + 1]!.message, 'a message right below the divider').toBe(true);
+  messages.forEach((message, index) => {
+    if (index < at) {
+      expect(message.covered, `message ${index + 1} (covered)`).toBe('covered');
+      expect(message.opacity, `message ${index + 1} (covered) is dimmed`).toBeLessThan(1);
+    } else {
+      expect(message.covered, `message ${index + 1} (after the cut)`).toBeNull();
+      expect(message.opacity, `message ${index + 1} (after the cut)`).toBe(1);
+    }
+  });
+  // the newest notice names the same messages; the checkpoint covers all but the message it answered
+  expect(notices.at(-1)).toMatch(new RegExp(`^Conversation compacted: ${at} messages summarized`));
+  expect(at % 2, 'the cut falls before a user message').toBe(0);
+
+  // for a person to look at: the current divider, with the messages around it
+  await page.locator('[data-testid="compaction-divider"][data-current="true"]').evaluate((divider) => divider.scrollIntoView({ block: 'center' }));
   await screenshot(page, `${name}-passed`);
   return notices.length;
 }
@@ -191,7 +264,7 @@ describe('examples/next-chat in Chromium', () => {
       const chunks = (await response.text())
         .split('\n')
         .filter((line) => line.startsWith('data: {'))
-        .map((line) => JSON.parse(line.slice(6)) as { type: string; messageMetadata?: { compaction?: { messagesCovered: number; summary: string } } });
+        .map((line) => JSON.parse(line.slice(6)) as { type: string; messageMetadata?: { compaction?: { messagesCovered: number; summary: string; covered: { count: number; partly: boolean } } } });
       expect(chunks.filter((chunk) => chunk.type === 'error')).toEqual([]);
       return chunks.find((chunk) => chunk.messageMetadata?.compaction)?.messageMetadata?.compaction;
     };
@@ -199,6 +272,9 @@ describe('examples/next-chat in Chromium', () => {
     expect(c, 'a short conversation does not compact, whatever the others do').toBeUndefined();
     expect(a?.messagesCovered).toBe(14);
     expect(b?.messagesCovered).toBe(18);
+    // text only: one model message per UI message, so as many of the page's messages
+    expect(a?.covered).toEqual({ count: 14, partly: false });
+    expect(b?.covered).toEqual({ count: 18, partly: false });
     expect(a?.summary).toContain('Alpha');
     expect(a?.summary).not.toContain('Bravo');
     expect(b?.summary).toContain('Bravo');

@@ -21,7 +21,11 @@ export async function chat(messages: ActionMessage[]): Promise<ActionReply> {
       messages: messages.map(({ role, content }) => ({ role, content })),
     });
     const notice = steps.map((step) => compactionOf(step.providerMetadata)).findLast((found) => found !== undefined);
-    return notice === undefined ? { text } : { text, compaction: notice };
+    if (notice === undefined) return { text };
+    // `messagesCovered` counts the model's messages: here one per turn (text only, no system turn),
+    // so the checkpoint covers that many turns of the page, from its first (at most all of them)
+    const count = Math.min(notice.messagesCovered, messages.length);
+    return { text, compaction: { ...notice, covered: { count, partly: notice.messagesCovered > count } } };
   } catch (error) {
     // Thrown errors reach the client masked in production; return the message instead.
     return { error: error instanceof Error ? error.message : String(error) };

@@ -29,7 +29,7 @@ export function Chat({ api, title }: { api: string; title: string }) {
       <p className="hint">
         <code>POST {api}</code> · <code>useChat</code> + <code>streamText</code>
       </p>
-      <MessageList messages={shown} pending={status === 'submitted'} />
+      <MessageList messages={shown} pending={status === 'submitted'} streamingId={status === 'streaming' ? messages.at(-1)?.id : undefined} />
       <ErrorLine message={error?.message} />
       <Composer status={status} disabled={busy} onSend={(text) => void sendMessage({ text })} />
       <div ref={end} />

@@ -1,6 +1,6 @@
 import type { Metadata } from 'next';
-import Link from 'next/link';
 import type { ReactNode } from 'react';
+import { Nav } from './nav';
 import './globals.css';
 
 export const metadata: Metadata = {
@@ -14,11 +14,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
       <body>
         <header>
           <strong>next-chat</strong>
-          <nav>
-            <Link href="/">Route handler</Link>
-            <Link href="/edge">Edge route</Link>
-            <Link href="/action">Server action</Link>
-          </nav>
+          <Nav />
         </header>
         {children}
       </body>

@@ -1,5 +1,6 @@
 import { convertToModelMessages, streamText } from 'ai';
 import { compactionOf } from 'ai-compaction';
+import { conversationEnds, coveredMessages } from './covered';
 import { model, SYSTEM } from './model';
 import type { ChatMessage } from './types';
 
@@ -11,13 +12,17 @@ export async function handleChat(request: Request): Promise<Response> {
     system: SYSTEM,
     messages: await convertToModelMessages(messages),
   });
+  // where each message ends in the conversation the middleware counts, to place a compaction's cut
+  const ends = await conversationEnds(messages);
   return result.toUIMessageStreamResponse<ChatMessage>({
     originalMessages: messages,
     // The step that compacted carries the compaction in its provider metadata: pass it on as
-    // message metadata, which the page shows as a notice above the reply.
+    // message metadata, which the page shows as a notice above the reply and a divider where the
+    // checkpoint ends.
     messageMetadata: ({ part }) => {
       const compaction = part.type === 'finish-step' ? compactionOf(part.providerMetadata) : undefined;
-      return compaction === undefined ? undefined : { compaction };
+      if (compaction === undefined) return undefined;
+      return { compaction: { ...compaction, covered: coveredMessages(ends, compaction.messagesCovered) } };
     },
     // A demo shows the real error; a production app may prefer a generic message.
     onError: (error) => (error instanceof Error ? error.message : String(error)),

@@ -1,0 +1,40 @@
+import { convertToModelMessages, type ModelMessage, type UIMessage } from 'ai';
+
+/** Where a checkpoint ends in the page's conversation. */
+export interface CoveredMessages {
+  /** How many messages of the page's conversation, from its first, the checkpoint stands in for. */
+  count: number;
+  /** The checkpoint also covers the start of the message after those (a reply of several steps, or the reply being made). */
+  partly: boolean;
+}
+
+/**
+ * The length of the model's conversation after each UI message, as the middleware counts it: the
+ * messages of the model's prompt after its leading system messages. That is what
+ * `convertToModelMessages` makes of the UI messages, where an assistant message of several steps
+ * becomes an assistant message per step and a tool message per step with tool results, and where
+ * `streamText` / `generateText` then merge consecutive tool messages into one. A text-only chat
+ * like this one gets one model message per UI message; this does not rely on that.
+ */
+export async function conversationEnds(messages: readonly UIMessage[]): Promise<number[]> {
+  const ends: number[] = [];
+  let length = 0;
+  let previous: ModelMessage['role'] | undefined;
+  for (const message of messages) {
+    // the conversion goes message by message: converting one at a time gives the same messages
+    for (const model of await convertToModelMessages([message])) {
+      if (length === 0 && model.role === 'system') continue; // leading system messages join `system`
+      if (model.role === 'tool' && previous === 'tool') continue; // merged into the one before
+      previous = model.role;
+      length++;
+    }
+    ends.push(length);
+  }
+  return ends;
+}
+
+/** Maps a compaction's `messagesCovered` (model messages) onto the UI messages whose `conversationEnds` are given. */
+export function coveredMessages(ends: readonly number[], messagesCovered: number): CoveredMessages {
+  const count = ends.filter((end) => end <= messagesCovered).length;
+  return { count, partly: messagesCovered > (count === 0 ? 0 : ends[count - 1]!) };
+}
