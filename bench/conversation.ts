@@ -11,7 +11,7 @@ import type {
   LanguageModelV3Prompt,
 } from '@ai-sdk/provider';
 import type { FunctionTool, Message } from '../src/prompt/types';
-import { type Measure, CHARS_PER_TOKEN, addMessage as addPromptMessage, estimatePrompt, toTokens } from '../src/sizing/estimate';
+import { type Measure, CHARS_PER_TOKEN, addMessage as addPromptMessage, emptyMeasure, estimatePrompt, toTokens } from '../src/sizing/estimate';
 
 export interface ConversationOptions {
   /** Estimated tokens of the whole prompt (system prompt and conversation). */
@@ -90,7 +90,7 @@ function addMessage(total: Measure, message: LanguageModelV3Message): void {
 export function generateConversation({ targetTokens, seed = 1, imageData = 'bytes' }: ConversationOptions): LanguageModelV3Prompt {
   const random = rng(seed);
   const prompt: LanguageModelV3Prompt = [{ role: 'system', content: systemPrompt(random) }];
-  const total: Measure = { chars: 0, tokens: 0 };
+  const total: Measure = emptyMeasure();
   addMessage(total, prompt[0]!);
   const remaining = () => targetTokens - toTokens(total);
   const push = (message: LanguageModelV3Message) => {
@@ -138,7 +138,7 @@ const MIN_STEP_TOKENS = 300;
 const IMAGE_EVERY_TURNS = 6;
 
 function tokensOf(message: LanguageModelV3Message): number {
-  const measure: Measure = { chars: 0, tokens: 0 };
+  const measure: Measure = emptyMeasure();
   addMessage(measure, message);
   return toTokens(measure);
 }

@@ -12,8 +12,10 @@ interface Benchmark {
 const BENCHMARKS: Benchmark[] = [
   { name: 'overhead', load: () => import('./overhead') },
   { name: 'session', load: () => import('./session') },
+  { name: 'sizing', load: () => import('./sizing') },
   { name: 'clearing', load: () => import('./session').then((session) => ({ run: session.runClearing })) },
   { name: 'load', load: () => import('./load') },
+  { name: 'continuity', load: () => import('./continuity') },
 ];
 
 async function main(): Promise<void> {

@@ -31,7 +31,8 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
       await whenReady(engine);
       if (isSummaryRequest(params)) return params;
       const { clean, call } = takeCallOptions(params);
-      const view = await resolveView(engine.keeper, clean, call.scope ?? '', modelKey(model));
+      const key = modelKey(model);
+      const view = await resolveView(engine.keeper, clean, call.scope ?? '', key, engine.sizing.estimator(key));
       const plan = await decide(engine, view, model, call);
       const step = plan.reason === undefined ? view : await compactBeforeStep(engine, view, model, { ...plan, reason: plan.reason });
       return send(engine, params, view, step);
@@ -54,7 +55,7 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
     },
 
     state() {
-      return buildState(engine.keeper.recentThreads, engine.keeper.recentCheckpoints);
+      return buildState(engine.keeper.recentThreads, engine.keeper.recentCheckpoints, engine.sizing.records());
     },
   };
   return middleware as unknown as CompactionMiddleware;

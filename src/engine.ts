@@ -1,6 +1,8 @@
 import { wrapLanguageModel } from 'ai';
 import { describe, resolveOptions, type ResolvedOptions } from './options';
 import type { Model } from './prompt/types';
+import { guardTokenize } from './sizing/estimate';
+import { LearnedSizing } from './sizing/learned';
 import { Keeper } from './store/keeper';
 import { memoryStore } from './store/memory';
 import type { StoredCheckpoint } from './store/records';
@@ -28,6 +30,8 @@ export interface Flight {
 export interface Engine {
   readonly settings: ResolvedOptions;
   readonly keeper: Keeper;
+  /** Each model's characters a token (or the `estimate` option's factor), learned from its counts (SPEC 5). */
+  readonly sizing: LearnedSizing;
   readonly warn: (message: string) => void;
   readonly info: (message: string) => void;
   /** The `summarizer` option, wrapped so that it reads prompts of the consumer's AI SDK version. */
@@ -61,9 +65,11 @@ export function createEngine(options: CompactionOptions): Engine {
   const restored = options.state === undefined ? undefined : parseState(options.state);
   const warn = (message: string) => settings.logger?.warn(message);
   const keeper = new Keeper(settings.store ?? memoryStore(), warn);
+  const sizing = new LearnedSizing(keeper, settings.estimate && guardTokenize(settings.estimate, warn));
   return {
     settings,
     keeper,
+    sizing,
     warn,
     info: (message) => settings.logger?.info(message),
     // Through the consumer's own `wrapLanguageModel`: AI SDK 7 turns a v3 or v2 model into a v4 one
@@ -78,7 +84,7 @@ export function createEngine(options: CompactionOptions): Engine {
     steps: new WeakMap(),
     pendingManual: false,
     last: undefined,
-    ready: restored && keeper.restore(restored.threads, restored.checkpoints),
+    ready: restored && Promise.all([keeper.restore(restored.threads, restored.checkpoints), sizing.restore(restored.sizing ?? {})]).then(() => undefined),
   };
 }
 

@@ -66,6 +66,7 @@ const rules = {
   },
   onCompaction: { schema: functionValue, expected: 'a function' },
   native: { schema: z.boolean(), expected: 'true or false' },
+  estimate: { schema: functionValue, expected: 'a function (text) => tokens' },
   clearToolResults: {
     schema: z.union([z.boolean(), z.object({ keep: tokenCount.optional(), atLeast: tokenCount.optional() }).strict()]),
     expected: 'true, false, or { keep?, atLeast? } with whole numbers of tokens (0 or more)',
@@ -86,6 +87,8 @@ export interface ResolvedOptions {
   store: CompactionStore | undefined;
   onCompaction: ((record: never) => unknown) | undefined;
   native: boolean;
+  /** A tokenizer for text, instead of the characters-a-token rule. */
+  estimate: ((text: string) => number) | undefined;
   clearToolResults: ClearSetting;
 }
 
@@ -117,6 +120,7 @@ export function resolveOptions(options: Record<string, unknown>): ResolvedOption
     store: value('store'),
     onCompaction: value('onCompaction') as ResolvedOptions['onCompaction'],
     native: value('native') ?? false,
+    estimate: value('estimate') as ResolvedOptions['estimate'],
     clearToolResults: clearSetting(value('clearToolResults') ?? DEFAULT_CLEAR_TOOL_RESULTS),
   };
 }

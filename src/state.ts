@@ -3,7 +3,7 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { z } from 'zod';
 import { describe } from './options';
 import { canonical } from './prompt/canonical';
-import { FORMAT_VERSION, type StoredCheckpoint, type Thread, checkpointSchema, threadSchema } from './store/records';
+import { FORMAT_VERSION, type SizingRecord, type StoredCheckpoint, type Thread, checkpointSchema, sizingSchema, threadSchema } from './store/records';
 
 /** The JSON value `state()` returns and `compaction({ state })` continues from. */
 export interface CompactionState {
@@ -11,6 +11,8 @@ export interface CompactionState {
   version: number;
   threads: Record<string, unknown>;
   checkpoints: Record<string, unknown>;
+  /** Per model (`provider:modelId`), the recent counts its characters a token are learned from; absent when none. */
+  sizing?: Record<string, unknown>;
   /** SHA-256 of the canonical form of the rest: a state changed by hand is refused. */
   checksum: string;
 }
@@ -25,6 +27,7 @@ const stateSchema = z
     version: z.number(),
     threads: z.record(digestKey, threadSchema),
     checkpoints: z.record(digestKey, checkpointSchema),
+    sizing: z.record(z.string().min(1), sizingSchema).optional(),
     checksum: digestKey,
   })
   .strict();
@@ -32,18 +35,24 @@ const stateSchema = z
 export interface ParsedState {
   threads: Record<string, Thread>;
   checkpoints: Record<string, StoredCheckpoint>;
+  sizing?: Record<string, SizingRecord>;
 }
 
 function checksumOf(body: Omit<CompactionState, 'checksum'>): string {
   return bytesToHex(sha256(utf8ToBytes(canonical(body))));
 }
 
-export function buildState(threads: Map<string, Thread>, checkpoints: Map<string, StoredCheckpoint>): CompactionState {
+export function buildState(
+  threads: Map<string, Thread>,
+  checkpoints: Map<string, StoredCheckpoint>,
+  sizing: Record<string, SizingRecord> = {},
+): CompactionState {
   const body = {
     format: 'ai-compaction/state' as const,
     version: FORMAT_VERSION,
     threads: Object.fromEntries(threads),
     checkpoints: Object.fromEntries(checkpoints),
+    ...(Object.keys(sizing).length === 0 ? {} : { sizing }),
   };
   return structuredClone({ ...body, checksum: checksumOf(body) });
 }
@@ -79,7 +88,10 @@ export function parseState(value: unknown): ParsedState {
       }
     }
   }
-  return { threads: state.threads, checkpoints: state.checkpoints };
+  for (const [model, record] of Object.entries(state.sizing ?? {})) {
+    if (record.model !== model) fail(`sizing.${model} holds what was learned of another model (${record.model})`);
+  }
+  return { threads: state.threads, checkpoints: state.checkpoints, ...(state.sizing === undefined ? {} : { sizing: state.sizing }) };
 }
 
 /** Why a value with another `format` is not a state: what it has instead. */

@@ -73,6 +73,14 @@ export interface CompactionOptions {
    */
   native?: boolean;
   /**
+   * Tokens of a text by a real tokenizer (`gpt-tokenizer`'s `countTokens`, `@anthropic-ai/tokenizer`...),
+   * instead of characters a token. Images count 1,500 tokens and PDFs 2,000 either way. The
+   * provider's counts still correct it: its figures are multiplied by a factor learned per model,
+   * from 1 (its own figure) to 2 (what a tokenizer of another model family may miss).
+   * @default 4 characters a token, then the characters a token learned from each model's counts
+   */
+  estimate?: (text: string) => number;
+  /**
    * Before a summary is asked for, clear old tool outputs: at the ceiling, the output of every tool
    * result older than the newest `keep` tokens (and not in the newest step) goes out as
    * `[tool result cleared: N characters]`, with every call, result part and word kept. No model

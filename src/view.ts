@@ -6,7 +6,7 @@ import { splitPrompt } from './prompt/conversation';
 import { canonical } from './prompt/canonical';
 import { PrefixDigests, sha256Hex } from './prompt/hash';
 import type { CallOptions, Message, SystemMessage } from './prompt/types';
-import { estimateMessages, estimatePrompt } from './sizing/estimate';
+import { type Estimator, type Measure, estimateMessages, measurePrompt, toTokens } from './sizing/estimate';
 import type { Keeper } from './store/keeper';
 import { type CountRecord, type StoredCheckpoint, type Thread, mergeThreads, readableBy } from './store/records';
 import type { CompactionRecord } from './types';
@@ -30,8 +30,14 @@ export interface StepView {
   standIn: Message[];
   /** What goes out after the system messages. */
   sent: Message[];
+  /** `provider:modelId` of the step's model. */
+  modelKey: string;
+  /** How this step's model turns text into tokens: the learned characters a token, or the `estimate` option (SPEC 5). */
+  estimator: Estimator;
   /** The prompt's size: the provider's count it rests on, and what is estimated on top. */
   size: { counted: number; estimated: number };
+  /** The measure of the whole prompt that goes out, when its size is that estimate (no count to rest on). */
+  measured?: Measure;
   /** False while a provider item's size is unknown, until the provider has counted a prompt holding it. */
   sizeKnown: boolean;
   /** The compaction this step made, reported in its result's `providerMetadata.compaction`. */
@@ -82,16 +88,27 @@ export function arrange(
   return { standIn, sent: from === 0 ? conversation : [...standIn, ...afterCheckpoint(conversation, from, checkpoint?.step)] };
 }
 
-/** Finds the step's checkpoint and the provider count its prompt extends, and measures it. */
-export async function resolveView(keeper: Keeper, params: CallOptions, scope: string, modelKey: string): Promise<StepView> {
+/**
+ * Finds the step's checkpoint and the provider count its prompt extends, and measures it with the
+ * model's estimator (read beside the thread: `estimator` is the pending read).
+ */
+export async function resolveView(
+  keeper: Keeper,
+  params: CallOptions,
+  scope: string,
+  modelKey: string,
+  estimator: Estimator | Promise<Estimator>,
+): Promise<StepView> {
   const { system, conversation } = splitPrompt(params.prompt);
   const boundary = nativeBoundary(conversation);
   const base = {
     params, system, conversation, boundary, boundaryEnd: boundaryEnd(conversation, boundary),
-    digests: undefined, threadDigest: undefined, thread: undefined, checkpoint: undefined,
+    digests: undefined, threadDigest: undefined, thread: undefined, checkpoint: undefined, modelKey,
   };
   if (conversation.length === 0) {
-    return { ...base, standIn: [], sent: conversation, size: { counted: 0, estimated: estimatePrompt(params.prompt, params.tools) }, sizeKnown: true };
+    const empty: StepView = { ...base, estimator: await estimator, standIn: [], sent: conversation, size: { counted: 0, estimated: 0 }, sizeKnown: true };
+    empty.size = measure(empty, undefined);
+    return empty;
   }
   const digests = new PrefixDigests(scope, conversation);
   const anchor = anchorLength(conversation);
@@ -113,14 +130,14 @@ export async function resolveView(keeper: Keeper, params: CallOptions, scope: st
     }
   }
   const view: StepView = {
-    ...base, digests, threadDigest, thread, checkpoint,
+    ...base, digests, threadDigest, thread, checkpoint, estimator: await estimator,
     ...arrange(conversation, checkpoint, boundary),
     size: { counted: 0, estimated: 0 },
     sizeKnown: true,
   };
-  const count = await findCount(view, thread, digests);
-  view.size = measure(view, count);
-  view.sizeKnown = count !== undefined || (boundary < 0 && checkpoint?.native === undefined);
+  const baseline = await findCount(view, thread, digests);
+  view.size = measure(view, baseline);
+  view.sizeKnown = baseline !== undefined || (boundary < 0 && checkpoint?.native === undefined);
   return view;
 }
 
@@ -157,20 +174,36 @@ async function findCheckpoint(
 
 /**
  * The provider's count for the last step whose prompt this one extends (input + output tokens),
- * plus an estimate of every message after that reply; without such a count, an estimate of the
- * whole prompt.
+ * plus an estimate of every message after that reply, and of the growth of the system messages and
+ * tool definitions when only those changed since (never less than the count); without such a
+ * count, an estimate of the whole prompt (kept in `measured`, to learn from its count).
  */
-function measure(view: StepView, count: CountRecord | undefined): StepView['size'] {
-  if (count === undefined) {
-    return { counted: 0, estimated: estimatePrompt([...view.system, ...view.sent], view.params.tools) };
+function measure(view: StepView, baseline: Baseline | undefined): StepView['size'] {
+  const { conversation, estimator } = view;
+  if (baseline === undefined) {
+    view.measured = measurePrompt(outgoingPrompt(view), view.params.tools, estimator.tokenizer?.tokenize);
+    return { counted: 0, estimated: toTokens(view.measured, estimator) };
   }
-  const { conversation } = view;
-  if (count.length === conversation.length) return { counted: count.input, estimated: 0 };
+  view.measured = undefined;
+  const { count, frameBefore } = baseline;
+  const growth = frameBefore === undefined ? 0 : frameGrowth(view, frameBefore);
+  if (count.length === conversation.length) return { counted: count.input, estimated: growth };
   const afterReply = conversation[count.length]!.role === 'assistant' ? count.length + 1 : count.length;
-  return { counted: count.input + count.output, estimated: estimateMessages(conversation, afterReply) };
+  return { counted: count.input + count.output, estimated: growth + estimateMessages(conversation, afterReply, conversation.length, estimator) };
 }
 
-async function findCount(view: StepView, thread: Thread, digests: PrefixDigests): Promise<CountRecord | undefined> {
+/** A count a step rests on, and the characters of the system messages and tools it was made with when those changed since. */
+interface Baseline {
+  count: CountRecord;
+  frameBefore?: number;
+}
+
+/**
+ * The count a step rests on: the longest of its conversation's prefixes counted with the same
+ * checkpoint and the same system messages and tool definitions; failing that, the longest counted
+ * with other ones whose size is known (SPEC 5: an agent that adds a tool keeps its count).
+ */
+async function findCount(view: StepView, thread: Thread, digests: PrefixDigests): Promise<Baseline | undefined> {
   const checkpoint = view.checkpoint?.digest ?? null;
   const floor = coveredUpTo(view);
   const candidates = thread.counts
@@ -179,9 +212,36 @@ async function findCount(view: StepView, thread: Thread, digests: PrefixDigests)
   if (candidates.length === 0) return undefined;
   const frame = await frameDigest(view);
   for (const count of candidates) {
-    if (count.frame === frame && (await digests.of(count.length)) === count.digest) return count;
+    if (count.frame === frame && (await digests.of(count.length)) === count.digest) return { count };
+  }
+  for (const count of candidates) {
+    const frameBefore = count.frameChars;
+    if (count.frame !== frame && frameBefore !== undefined && (await digests.of(count.length)) === count.digest) return { count, frameBefore };
   }
   return undefined;
+}
+
+/** Characters of what a prompt holds besides the conversation: its system messages and tool definitions. */
+export function frameChars(view: Pick<StepView, 'params' | 'system'>): number {
+  return frameMeasure(view).chars;
+}
+
+function frameMeasure(view: Pick<StepView, 'params' | 'system'>, estimator?: Estimator): Measure {
+  return measurePrompt(view.system, view.params.tools, estimator?.tokenizer?.tokenize);
+}
+
+/**
+ * The estimated growth of the system messages and tool definitions since a count made with others
+ * of `before` characters: the added characters at the estimator's rule (with a tokenizer, at the
+ * tokens a character of the frame now takes); 0 when they shrank, so the size never falls below
+ * the count.
+ */
+function frameGrowth(view: StepView, before: number): number {
+  const now = frameMeasure(view, view.estimator);
+  const added = now.chars - before;
+  if (added <= 0) return 0;
+  const share = added / now.chars;
+  return toTokens({ chars: added, tokenized: now.tokenized * share, tokens: 0 }, view.estimator);
 }
 
 const frames = new WeakMap<CallOptions, Promise<string>>();
@@ -213,6 +273,7 @@ export async function supersededCounts(view: StepView): Promise<Set<string>> {
 /** The view of a step sent with `checkpoint` in place of what it covers, measured by estimate. */
 export function withCheckpoint(view: StepView, checkpoint: StoredCheckpoint): StepView {
   const arranged = arrange(view.conversation, checkpoint, view.boundary);
-  const estimated = estimatePrompt([...view.system, ...arranged.sent], view.params.tools);
-  return { ...view, checkpoint, ...arranged, size: { counted: 0, estimated }, sizeKnown: checkpoint.native === undefined };
+  const next: StepView = { ...view, checkpoint, ...arranged, sizeKnown: checkpoint.native === undefined };
+  next.size = measure(next, undefined);
+  return next;
 }

@@ -1,6 +1,6 @@
 import { toolOutputFileTokens, toolOutputText } from '../prompt/parts';
 import type { ContentMessage, Message, Part } from '../prompt/types';
-import { type Measure, addMessage, toTokens } from '../sizing/estimate';
+import { type Estimator, FIXED_ESTIMATOR, addMessage, emptyMeasure, toTokens } from '../sizing/estimate';
 
 /** What replaces a cleared tool output (SPEC 13): `N` is the length of the output's text. */
 export function clearedNote(characters: number): string {
@@ -64,15 +64,16 @@ function clearedPart(part: Part): { part: Part; characters: number } | undefined
 
 /**
  * Where clearing stops (SPEC 13): before the newest `keep` tokens of the conversation (a message
- * partly within them is kept whole) and before `end`, where the live part begins. Clearing covers
+ * partly within them is kept whole, measured by the model's estimator) and before `end`, where the
+ * live part begins. Clearing covers
  * `conversation[from..result)`; `from` when there is nothing older to clear.
  */
-export function clearingEnd(conversation: readonly Message[], from: number, end: number, keep: number): number {
-  const newest: Measure = { chars: 0, tokens: 0 };
+export function clearingEnd(conversation: readonly Message[], from: number, end: number, keep: number, estimator: Estimator = FIXED_ESTIMATOR): number {
+  const newest = emptyMeasure();
   let start = conversation.length;
   while (start > from) {
-    addMessage(newest, conversation[start - 1]!);
-    if (toTokens(newest) > keep) break;
+    addMessage(newest, conversation[start - 1]!, estimator.tokenizer?.tokenize);
+    if (toTokens(newest, estimator) > keep) break;
     start--;
   }
   return Math.max(from, Math.min(start, end));

@@ -37,7 +37,7 @@ interface Seen {
  * previous checkpoint's list; within `budget` tokens, the most often and then most recently seen
  * stay.
  */
-export function collectIdentifiers(covered: readonly Message[], previous: readonly string[], budget: number): string[] {
+export function collectIdentifiers(covered: readonly Message[], previous: readonly string[], budget: number, charsPerToken = CHARS_PER_TOKEN): string[] {
   const found: string[] = [];
   for (let index = covered.length - 1; index >= 0; index--) {
     const message = covered[index]!;
@@ -54,7 +54,7 @@ export function collectIdentifiers(covered: readonly Message[], previous: readon
   }
   const all = [...seen.keys()];
   const cost = (identifier: string) => identifier.length + 1;
-  const limit = Math.max(0, budget) * CHARS_PER_TOKEN;
+  const limit = Math.floor(Math.max(0, budget) * charsPerToken);
   if (all.reduce((sum, identifier) => sum + cost(identifier), 0) <= limit) return all;
   const kept = new Set<string>();
   let used = 0;

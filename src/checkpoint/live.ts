@@ -20,14 +20,15 @@ interface Output {
  * The messages after a checkpoint as they go out (SPEC 6.4): the step right after it (an assistant
  * message and the tool results after it, live when the checkpoint was made) takes at most `budget`
  * tokens, its tool outputs shortened to their first and last parts when it is larger. The same
- * messages always give the same bytes, so later steps keep the provider's cache.
+ * messages always give the same bytes, so later steps keep the provider's cache: the view sends it
+ * at 4 characters a token, not at a learned ratio that may move between two steps.
  */
-export function afterCheckpoint(conversation: Message[], from: number, budget: number | undefined): Message[] {
+export function afterCheckpoint(conversation: Message[], from: number, budget: number | undefined, charsPerToken = CHARS_PER_TOKEN): Message[] {
   const rest = conversation.slice(from);
   if (budget === undefined) return rest;
   const end = stepEnd(conversation, from);
   if (end === from) return rest;
-  return [...shortenStep(conversation.slice(from, end), budget), ...conversation.slice(end)];
+  return [...shortenStep(conversation.slice(from, end), budget, charsPerToken), ...conversation.slice(end)];
 }
 
 /**
@@ -36,8 +37,8 @@ export function afterCheckpoint(conversation: Message[], from: number, budget: n
  * every output keeps as much as the budget allows. User and assistant words are never shortened;
  * the caller's messages are not changed.
  */
-export function shortenStep(step: Message[], budget: number): Message[] {
-  const tokens = estimateMessages(step);
+export function shortenStep(step: Message[], budget: number, charsPerToken = CHARS_PER_TOKEN): Message[] {
+  const tokens = estimateMessages(step, 0, step.length, { charsPerToken });
   if (tokens <= budget) return step;
   const outputs: Output[] = [];
   step.forEach((message, index) => {
@@ -55,9 +56,9 @@ export function shortenStep(step: Message[], budget: number): Message[] {
     });
   });
   const outputChars = outputs.reduce((sum, output) => sum + output.text.length, 0);
-  const otherChars = Math.max(0, tokens * CHARS_PER_TOKEN - outputChars);
+  const otherChars = Math.max(0, tokens * charsPerToken - outputChars);
   const lengths = outputs.map((output) => output.text.length);
-  const room = Math.max(0, budget * CHARS_PER_TOKEN - otherChars);
+  const room = Math.max(0, Math.floor(budget * charsPerToken) - otherChars);
   // Each output that is cut carries a note: room for it comes out of the share.
   const cut = lengths.filter((length) => length > fairShare(lengths, room)).length;
   const cap = fairShare(lengths, Math.max(0, room - cut * NOTE_ROOM));

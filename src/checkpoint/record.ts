@@ -20,7 +20,6 @@ export function earlierStepsNote(steps: number): string {
   return `[${steps} earlier steps of this turn are summarized above]`;
 }
 
-const tokensOf = (chars: number) => Math.round(chars / CHARS_PER_TOKEN);
 
 /**
  * Chooses the record among what a new checkpoint covers, `conversation[from..end)` (SPEC 6.4):
@@ -31,7 +30,14 @@ const tokensOf = (chars: number) => Math.round(chars / CHARS_PER_TOKEN);
  *   its steps are summarized;
  * - when all it covers would fit, only the newest half of it, so that a compaction makes progress.
  */
-export function selectRecord(conversation: readonly Message[], budget: number, from = 0, end = conversation.length): CheckpointRecord {
+export function selectRecord(
+  conversation: readonly Message[],
+  budget: number,
+  from = 0,
+  end = conversation.length,
+  charsPerToken = CHARS_PER_TOKEN,
+): CheckpointRecord {
+  const tokensOf = (chars: number) => Math.round(chars / charsPerToken);
   if (end <= from) return { start: end, text: '', tokens: 0 };
   const lines = new Map<number, string[]>();
   const linesOf = (index: number): string[] => {
@@ -48,13 +54,13 @@ export function selectRecord(conversation: readonly Message[], budget: number, f
   const target = tokensFrom(from) <= budget ? Math.floor(tokensFrom(from) / 2) : budget;
 
   for (let index = from; index < end; index++) {
-    if (conversation[index]!.role === 'user' && tokensFrom(index) <= target) return recordOf([], index, end, linesOf);
+    if (conversation[index]!.role === 'user' && tokensFrom(index) <= target) return recordOf([], index, end, linesOf, tokensOf);
   }
 
   // Inside the newest turn: its user message, then as many of its newest steps as fit.
   let turnUser = end - 1;
   while (turnUser >= 0 && conversation[turnUser]!.role !== 'user') turnUser--;
-  const head = turnUser < 0 ? [] : userHead(linesOf(turnUser), budget);
+  const head = turnUser < 0 ? [] : userHead(linesOf(turnUser), budget, charsPerToken);
   const room = target - tokensOf(head.reduce((sum, line) => sum + line.length + 2, 0) + earlierStepsNote(0).length + 4);
   let start = end;
   for (let index = Math.max(from, turnUser + 1); index < end; index++) {
@@ -65,12 +71,12 @@ export function selectRecord(conversation: readonly Message[], budget: number, f
   }
   let earlier = 0;
   for (let index = turnUser + 1; index < start; index++) if (conversation[index]!.role === 'assistant') earlier++;
-  return recordOf([...head, ...(earlier > 0 ? [earlierStepsNote(earlier)] : [])], start, end, linesOf);
+  return recordOf([...head, ...(earlier > 0 ? [earlierStepsNote(earlier)] : [])], start, end, linesOf, tokensOf);
 }
 
 /** A turn's user message as the record opens with it: verbatim, or its first and last parts past a quarter of the budget. */
-function userHead(lines: string[], budget: number): string[] {
-  const quarter = Math.floor(budget / 4) * CHARS_PER_TOKEN;
+function userHead(lines: string[], budget: number, charsPerToken: number): string[] {
+  const quarter = Math.floor(Math.floor(budget / 4) * charsPerToken);
   const text = lines.join('\n\n');
   if (text.length <= quarter) return lines;
   const label = text.startsWith(USER_LABEL) ? USER_LABEL : '';
@@ -80,7 +86,13 @@ function userHead(lines: string[], budget: number): string[] {
 const USER_LABEL = '[User]: ';
 
 /** The record: `head`, then the lines of messages `start` to `end`. */
-function recordOf(head: string[], start: number, end: number, linesOf: (index: number) => string[]): CheckpointRecord {
+function recordOf(
+  head: string[],
+  start: number,
+  end: number,
+  linesOf: (index: number) => string[],
+  tokensOf: (chars: number) => number,
+): CheckpointRecord {
   const body: string[] = [...head];
   for (let index = start; index < end; index++) body.push(...linesOf(index));
   const text = body.join('\n\n');

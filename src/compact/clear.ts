@@ -48,11 +48,11 @@ export function planClearing(settings: ResolvedOptions, { view, reason, limit, t
   const current = view.checkpoint;
   if (current?.clear !== undefined) {
     if (reason === 'overflow') return undefined;
-    const grown = estimateMessages(view.conversation, Math.min(current.clear.at, view.conversation.length));
+    const grown = estimateMessages(view.conversation, Math.min(current.clear.at, view.conversation.length), view.conversation.length, view.estimator);
     if (grown < atLeast) return undefined;
   }
   const from = coveredUpTo(view);
-  const length = clearingEnd(view.conversation, from, end, setting.keep ?? recordBudget(settings.keep, limit));
+  const length = clearingEnd(view.conversation, from, end, setting.keep ?? recordBudget(settings.keep, limit), view.estimator);
   if (length <= from) return undefined;
   const { outputs, characters } = clearToolOutputs(view.conversation, from, length);
   if (outputs === 0) return undefined;
@@ -74,7 +74,7 @@ export function planClearing(settings: ResolvedOptions, { view, reason, limit, t
     clear: { from, base: base !== undefined, at: view.conversation.length, outputs, characters },
   };
   const { sent } = arrange(view.conversation, { ...checkpoint, digest: '' }, view.boundary);
-  const freed = estimateMessages(view.sent) - estimateMessages(sent);
+  const freed = estimateMessages(view.sent, 0, view.sent.length, view.estimator) - estimateMessages(sent, 0, sent.length, view.estimator);
   const after = totalSize(view) - freed;
   if (freed < atLeast || after > atMost || (target !== undefined && after >= target)) return undefined;
   return { checkpoint, freed, after };

@@ -7,7 +7,7 @@ import { CompactionError } from '../errors';
 import { keptUserMessages, nativeItem } from '../native/trigger';
 import { liveStart } from '../prompt/conversation';
 import type { Message, Model } from '../prompt/types';
-import { estimateMessages } from '../sizing/estimate';
+import { charsPerTokenOf, estimateMessages } from '../sizing/estimate';
 import { type StoredCheckpoint, readableBy } from '../store/records';
 import type { CompactionReason, CompactionRecord } from '../types';
 import { type StepView, coveredUpTo, totalSize, withCheckpoint } from '../view';
@@ -87,9 +87,10 @@ async function run(engine: Engine, { view, reason, model, window, target, limit,
   if (native === undefined) {
     // The newest of all it stands for, the previous checkpoint's part too: those messages are the
     // caller's, still at hand, and the newest steps are what the model continues from.
-    const record = selectRecord(view.conversation, recordBudget(settings.keep, limit), view.boundaryEnd, end);
+    const charsPerToken = charsPerTokenOf(view.estimator);
+    const record = selectRecord(view.conversation, recordBudget(settings.keep, limit), view.boundaryEnd, end, charsPerToken);
     recordText = record.text;
-    identifiers = collectIdentifiers(covered, view.checkpoint?.identifiers ?? [], identifierBudget(limit));
+    identifiers = collectIdentifiers(covered, view.checkpoint?.identifiers ?? [], identifierBudget(limit), charsPerToken);
     const reply = await summarize({
       model: engine.summarizer ?? model,
       params: view.params,
@@ -161,7 +162,7 @@ function asSent(view: StepView): Message[] {
 function coveredRequest(view: StepView, live: number): { sent: Message[]; size: StepView['size'] } {
   if (live === 0) return { sent: view.sent, size: view.size };
   const sent = view.sent.slice(0, view.sent.length - live);
-  const liveTokens = estimateMessages(view.sent, sent.length);
+  const liveTokens = estimateMessages(view.sent, sent.length, view.sent.length, view.estimator);
   const estimated = Math.max(0, view.size.estimated - liveTokens);
   const counted = Math.max(0, view.size.counted - Math.max(0, liveTokens - view.size.estimated));
   return { sent, size: { counted, estimated } };

@@ -7,7 +7,7 @@ import { type StepView, coveredUpTo, outgoingPrompt, totalSize } from '../view';
 
 /** Whether a step's prompt, as it would go out now, fits the window by estimate (SPEC 6.7). */
 export function fitsWindow(view: StepView, window: number): boolean {
-  return estimatePrompt(outgoingPrompt(view), view.params.tools) <= window;
+  return estimatePrompt(outgoingPrompt(view), view.params.tools, view.estimator) <= window;
 }
 
 /** The growth that ends a hold: a tenth of the ceiling, doubled for each failure in a row after the first (SPEC 6.8). */

@@ -2,6 +2,7 @@ import { messageOf } from '../errors';
 import type { CompactionStore } from './types';
 import {
   type Hold,
+  type SizingRecord,
   type StoredCheckpoint,
   type Thread,
   type CountRecord,
@@ -10,6 +11,8 @@ import {
   checkpointSchema,
   emptyThread,
   mergeThreads,
+  sizingKey,
+  sizingSchema,
   threadHas,
   threadKey,
   threadSchema,
@@ -96,6 +99,23 @@ export class Keeper {
     }
     this.cache(parsed);
     return parsed;
+  }
+
+  /** What a model's counts taught (SPEC 5), under the digest of its `provider:modelId`; `undefined` when none or malformed. */
+  async sizing(digest: string, model: string): Promise<SizingRecord | undefined> {
+    const raw = await this.read(sizingKey(digest));
+    if (raw === undefined) return undefined;
+    const parsed = parseJson(raw, sizingSchema);
+    if (parsed === undefined || parsed.model !== model) {
+      this.warn(`ai-compaction: ignored a malformed sizing record under ${sizingKey(digest)}`);
+      return undefined;
+    }
+    return parsed;
+  }
+
+  /** Writes a model's sizing record whole (merged by the caller with what it last read). */
+  saveSizing(digest: string, record: SizingRecord): Promise<boolean> {
+    return this.write(sizingKey(digest), JSON.stringify(record));
   }
 
   /** Stores a checkpoint and adds it to its thread. Returns false (after a warning) when the store failed. */

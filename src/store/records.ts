@@ -3,6 +3,8 @@ import { z } from 'zod';
 /**
  * What the middleware keeps in a store, one JSON string per key:
  * - `cp:<digest>`: a checkpoint, keyed by the SHA-256 of the scope and the messages it covers;
+ * - `sizing:<digest>`: per model (the SHA-256 of `provider:modelId`), the recent provider counts
+ *   its characters a token are learned from (SPEC 5), shared by every conversation and instance;
  * - `thread:<digest>`: per conversation opening (the messages through the first reply to a user
  *   message, and the scope), which checkpoints, provider counts and holds exist for conversations
  *   that open that way, so a step finds them with two reads. The steps before that reply keep
@@ -94,6 +96,8 @@ const countRecord = z
     checkpoint: digest.nullable(),
     /** Digest of the system messages and tool definitions it was sent with. */
     frame: digest,
+    /** Characters of those: a count stays the baseline when only they changed, plus their growth (absent in older records). */
+    frameChars: count.optional(),
     input: count,
     output: count,
   })
@@ -150,6 +154,35 @@ export const THREAD_LIMIT = 32;
 export function emptyThread(): Thread {
   return { v: FORMAT_VERSION, checkpoints: [], counts: [], holds: [] };
 }
+
+/** One provider count of a prompt, against the measure of its text (its fixed file figures taken off the count). */
+const sizingSample = z
+  .object({
+    /** When it was counted (ms since the epoch): the most recent samples stay. */
+    at: z.number().nonnegative(),
+    /** The prompt's text: characters, or the tokenizer's tokens. */
+    measured: z.number().positive().finite(),
+    /** The provider's count of that text. */
+    counted: z.number().int().positive(),
+  })
+  .strict();
+
+export type SizingSample = z.infer<typeof sizingSample>;
+
+/** What a model's counts taught: the samples of its characters a token, and of the `estimate` option's factor. */
+export const sizingSchema = z
+  .object({
+    v: z.literal(FORMAT_VERSION),
+    /** `provider:modelId`. */
+    model: z.string().min(1),
+    chars: z.array(sizingSample).max(64),
+    tokenizer: z.array(sizingSample).max(64),
+  })
+  .strict();
+
+export type SizingRecord = z.infer<typeof sizingSchema>;
+
+export const sizingKey = (digestHex: string) => `sizing:${digestHex}`;
 
 export const checkpointKey = (digestHex: string) => `cp:${digestHex}`;
 export const threadKey = (digestHex: string) => `thread:${digestHex}`;

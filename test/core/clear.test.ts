@@ -7,7 +7,7 @@ import { planClearing } from '../../src/compact/clear';
 import { resolveOptions } from '../../src/options';
 import { liveStart } from '../../src/prompt/conversation';
 import type { CallOptions, Message, Part } from '../../src/prompt/types';
-import { estimatePrompt } from '../../src/sizing/estimate';
+import { FIXED_ESTIMATOR, estimatePrompt } from '../../src/sizing/estimate';
 import { buildState, parseState } from '../../src/state';
 import { Keeper } from '../../src/store/keeper';
 import type { StoredCheckpoint } from '../../src/store/records';
@@ -42,7 +42,7 @@ function expectPairsWhole(prompt: readonly Message[]): void {
 const toolCallIds = (prompt: readonly Message[]) => prompt.flatMap((message) => partsOf(message).filter((part) => part.type === 'tool-call').map((part) => part.toolCallId));
 
 async function viewOf(conversation: Message[], checkpoint?: StoredCheckpoint) {
-  const view = await resolveView(new Keeper(memoryStore(), () => {}), { prompt: conversation }, '', 'mock-provider:mock-model-id');
+  const view = await resolveView(new Keeper(memoryStore(), () => {}), { prompt: conversation }, '', 'mock-provider:mock-model-id', FIXED_ESTIMATOR);
   return checkpoint === undefined ? view : withCheckpoint(view, checkpoint);
 }
 

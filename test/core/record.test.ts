@@ -238,6 +238,15 @@ describe('record', () => {
       expect(record.tokens).toBeLessThanOrEqual(1_000);
     });
 
+    it('should budget at the characters a token the model was measured at (code runs near 3, not 4)', () => {
+      const steps: Message[] = [user('Read every file.')];
+      for (let index = 0; index < 20; index++) steps.push(call(`c${index}`, 'read', { path: `src/f${index}.ts` }), result(`c${index}`, `${index}`.repeat(1_000)));
+      // each step is ~1,330 characters: 4,000 characters (1,000 tokens at 4) hold 2, 2,000 (at 2) hold 1
+      expect(selectRecord(steps, 1_000).start).toBe(37);
+      expect(selectRecord(steps, 1_000, 0, steps.length, 2).start).toBe(39);
+      expect(selectRecord(steps, 1_000, 0, steps.length, 2).tokens).toBeLessThanOrEqual(1_000);
+    });
+
     it('should find the turn\'s user message before what it covers (covered by an earlier checkpoint)', () => {
       const steps: Message[] = [user('Read every file.')];
       for (let index = 0; index < 6; index++) steps.push(call(`c${index}`, 'read', { path: `f${index}` }), result(`c${index}`, 'x'.repeat(2_000)));

@@ -39,13 +39,15 @@ export type { AgentReply, AgentRequest, AgentScript, SummaryKind } from './agent
 export type { ApiName, Message, Part } from './conversation';
 export { createProjectTools, getProject, projectToolDescriptions, type ProjectTools } from './project';
 export { countText } from './tokens';
+export { decide, FIXER_TASK, fixerAgent, fixerReply, honestSummary, isSummaryRequestFor, lossySummary, promptText, readFacts, SUMMARY_LIMITS, type FixerAction, type FixerFacts, type FixerOptions, type SummaryMode } from './fixer';
+export { createFixerTools, fixerToolDescriptions, getFixerProject, type FixerFailure, type FixerProject, type FixerProjectOptions, type FixerTools } from './fixer-project';
 
 export interface ProviderServerOptions {
   /** Tokens. A request whose counted prompt exceeds it gets the provider's overflow error. */
   contextWindow: number;
   /** Seeds the project and the agent (default 1). */
   seed?: number;
-  /** The scripted model (default: the coding agent of agent.ts). */
+  /** The scripted model (default: the coding agent of agent.ts; `fixerAgent()` of fixer.ts for the continuity benchmark). */
   agent?: AgentScript;
   /** Pause between SSE frames, for demos (default 0). */
   streamDelayMs?: number;

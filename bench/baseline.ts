@@ -1,0 +1,92 @@
+/**
+ * A second build of the package for the benchmarks to compare with this checkout, loaded from
+ *
+ * - a tarball, when `BENCH_BASELINE_TARBALL` is set (an `npm pack` of the package): unpacked under
+ *   the system's temp folder, its `package/dist/index.js` is the build;
+ * - otherwise a git ref of this repository, `BENCH_BASELINE_REF` (default `7dc9f7e`, main before
+ *   the continuity work): its `src/` is extracted with `git archive` under the system's temp
+ *   folder, and `src/index.ts` is the entry.
+ *
+ * Either entry is bundled with esbuild into one ESM file under `.bench-out/baseline/` (ignored by
+ * git) with `ai`, `zod`, `lru-cache` and `@noble/hashes` left external, so they resolve from this
+ * checkout's node_modules and the build shares the benchmark's instance of `ai`. Nothing of the
+ * package itself is shared with this checkout.
+ */
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
+import type { CompactionFactory } from './strategies';
+
+export const DEFAULT_BASELINE_REF = '7dc9f7e';
+
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const OUT = join(REPO, '.bench-out', 'baseline');
+const EXTERNAL = ['ai', 'zod', 'zod/*', 'lru-cache', '@noble/hashes', '@noble/hashes/*'];
+
+export interface Baseline {
+  /** `ai-compaction @ 7dc9f7e`, or `ai-compaction @ ai-compaction-0.1.0.tgz`. */
+  label: string;
+  load: () => Promise<CompactionFactory>;
+}
+
+/** The baseline the environment asks for (see above). Loading happens once, on the first `load()`. */
+export function baselineFromEnv(env: NodeJS.ProcessEnv = process.env): Baseline {
+  const tarball = env.BENCH_BASELINE_TARBALL;
+  if (tarball) return { label: `ai-compaction @ ${basename(tarball)}`, load: once(() => fromTarball(resolve(tarball))) };
+  const ref = env.BENCH_BASELINE_REF || DEFAULT_BASELINE_REF;
+  return { label: `ai-compaction @ ${ref}`, load: once(() => fromGitRef(ref)) };
+}
+
+function once<T>(make: () => Promise<T>): () => Promise<T> {
+  let promise: Promise<T> | undefined;
+  return () => (promise ??= make());
+}
+
+/** `compaction` of the package as it is at `ref` of this repository. */
+export async function fromGitRef(ref: string): Promise<CompactionFactory> {
+  const commit = execFileSync('git', ['-C', REPO, 'rev-parse', '--verify', `${ref}^{commit}`], { encoding: 'utf8' }).trim();
+  const outfile = join(OUT, `git-${commit}.mjs`);
+  if (!existsSync(outfile)) {
+    const dir = mkdtempSync(join(tmpdir(), 'ai-compaction-baseline-'));
+    try {
+      const tar = join(dir, 'src.tar');
+      execFileSync('git', ['-C', REPO, 'archive', '--format=tar', '-o', tar, commit, 'src']);
+      execFileSync('tar', ['-xf', tar, '-C', dir]);
+      await bundle(join(dir, 'src', 'index.ts'), outfile);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  return importBuild(outfile);
+}
+
+/** `compaction` of a packed build of the package (`npm pack`). */
+export async function fromTarball(path: string): Promise<CompactionFactory> {
+  const dir = mkdtempSync(join(tmpdir(), 'ai-compaction-tarball-'));
+  try {
+    execFileSync('tar', ['-xzf', path, '-C', dir]);
+    const entry = join(dir, 'package', 'dist', 'index.js');
+    if (!existsSync(entry)) throw new Error(`${path} has no package/dist/index.js`);
+    const digest = createHash('sha256').update(readFileSync(path)).digest('hex').slice(0, 16);
+    const outfile = join(OUT, `tarball-${basename(path).replace(/[^\w.-]/g, '_')}-${digest}.mjs`);
+    await bundle(entry, outfile);
+    return importBuild(outfile);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function bundle(entry: string, outfile: string): Promise<void> {
+  mkdirSync(dirname(outfile), { recursive: true });
+  await build({ entryPoints: [entry], outfile, bundle: true, format: 'esm', platform: 'node', target: 'node20', external: EXTERNAL, logLevel: 'silent' });
+}
+
+async function importBuild(file: string): Promise<CompactionFactory> {
+  const module = (await import(pathToFileURL(file).href)) as { compaction?: unknown };
+  if (typeof module.compaction !== 'function') throw new Error(`${file} does not export compaction()`);
+  return module.compaction as CompactionFactory;
+}

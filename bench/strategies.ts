@@ -1,0 +1,219 @@
+/**
+ * Ways of handling a long context, for the benchmarks that run them side by side (session.ts,
+ * continuity.ts): this middleware with some options (from this checkout or from another build of
+ * the package), no middleware, keeping the last N messages, and summarizing all but the newest
+ * messages over a share of the window. Plus the table printer they share.
+ *
+ *   const strategies = [compacting('ai-compaction', {}), compacting('prepare off', { prepare: false }), noMiddleware, keepingLast(30)];
+ *   const run = await strategy.start(window); // a fresh instance per run
+ */
+import type { LanguageModelV3Prompt } from '@ai-sdk/provider';
+import type { LanguageModelMiddleware } from 'ai';
+import { type CompactionOptions, compaction } from '../src';
+import { clearToolOutputs, clearingEnd } from '../src/checkpoint/clear';
+import { SUMMARY_PROMPT } from '../src/checkpoint/prompts';
+import { recordBudget } from '../src/checkpoint/record';
+import { serialize } from '../src/checkpoint/serialize';
+import { DEFAULT_KEEP } from '../src/options';
+import { liveStart } from '../src/prompt/conversation';
+import type { Message } from '../src/prompt/types';
+import { ceiling } from '../src/sizing/ceiling';
+import { estimatePrompt } from '../src/sizing/estimate';
+
+/** One run's middleware, and how many times it compacted (trimmed, summarized) so far. */
+export interface StrategyRun {
+  middleware: LanguageModelMiddleware[];
+  compactions: () => number | undefined;
+  /** Of those, how many cleared old tool results and how many summarized (this middleware, clearing alone). */
+  kinds?: () => { clear: number; summary: number };
+}
+
+export interface Strategy {
+  name: string;
+  /** A fresh instance for one run against a model with this window (tokens). */
+  start: (window: number) => Promise<StrategyRun>;
+}
+
+/** `compaction` of some build of this package. */
+export type CompactionFactory = (options: CompactionOptions) => LanguageModelMiddleware;
+
+/**
+ * Options for `compacting`: the package's options, and any option a build takes that this
+ * checkout's types do not know yet (a baseline build, or one being developed).
+ */
+export type StrategyOptions = Omit<Partial<CompactionOptions>, 'onCompaction' | 'contextWindow'> & Record<string, unknown>;
+
+/** This checkout's `compaction` (`../src`). */
+export const thisCheckout = async (): Promise<CompactionFactory> => compaction as CompactionFactory;
+
+/**
+ * This middleware with `options` (the window is the run's), counting its compactions. `factory`
+ * gives the build: this checkout by default, or another one (see baseline.ts).
+ */
+export function compacting(name: string, options: StrategyOptions = {}, factory: () => Promise<CompactionFactory> = thisCheckout): Strategy {
+  return {
+    name,
+    start: async (window) => {
+      const make = await factory();
+      const kinds = { clear: 0, summary: 0 };
+      // A build from before `kind` existed summarized every time.
+      const onCompaction = (record: { kind?: string }) => void (record.kind === 'clear' ? kinds.clear++ : kinds.summary++);
+      const middleware = make({ contextWindow: window, ...options, onCompaction } as CompactionOptions);
+      return { middleware: [middleware], compactions: () => kinds.clear + kinds.summary, kinds: () => ({ ...kinds }) };
+    },
+  };
+}
+
+export const noMiddleware: Strategy = { name: 'no middleware', start: async () => ({ middleware: [], compactions: () => undefined }) };
+
+/** Keeps the last `count` messages (see `keepLast`); "compactions" counts the steps it trimmed. */
+export function keepingLast(count: number, name = `keep the last ${count} messages`): Strategy {
+  return {
+    name,
+    start: async () => {
+      let trims = 0;
+      return { middleware: [keepLast(count, () => void trims++)], compactions: () => trims };
+    },
+  };
+}
+
+/**
+ * Clearing alone, never a summary: the tool-result masking of the published study (SWE-agent on
+ * SWE-bench Verified), with this package's rule (src/checkpoint/clear.ts). At the ceiling (4
+ * characters a token) every tool output older than the newest `keep` tokens of the conversation,
+ * and not in its newest step, is cleared; from then on always up to that point, so later steps
+ * extend what was sent. Nothing else is done: past the window the provider rejects the step.
+ */
+export function clearingAlone(name = 'clearing alone'): Strategy {
+  return {
+    name,
+    start: async (window) => {
+      const limit = ceiling(window, undefined);
+      const keep = recordBudget(DEFAULT_KEEP, limit);
+      let clears = 0;
+      let clearedUpTo = 0;
+      const middleware: LanguageModelMiddleware = {
+        specificationVersion: 'v3',
+        transformParams: async ({ params }) => {
+          const system = params.prompt.filter((message) => message.role === 'system') as unknown as Message[];
+          const rest = params.prompt.filter((message) => message.role !== 'system') as unknown as Message[];
+          const sent = (upTo: number) => [...system, ...clearToolOutputs(rest, 0, Math.min(upTo, rest.length)).messages];
+          let prompt = sent(clearedUpTo);
+          if (estimatePrompt(prompt, params.tools as never) >= limit) {
+            const upTo = clearingEnd(rest, 0, liveStart(rest), keep);
+            if (upTo > clearedUpTo) {
+              clearedUpTo = upTo;
+              clears++;
+              prompt = sent(clearedUpTo);
+            }
+          }
+          return clearedUpTo === 0 ? params : { ...params, prompt: prompt as unknown as LanguageModelV3Prompt };
+        },
+      };
+      return { middleware: [middleware], compactions: () => clears, kinds: () => ({ clear: clears, summary: 0 }) };
+    },
+  };
+}
+
+/**
+ * A run with its `transformParams` timed on the steps that compact (the count of compactions
+ * changes during the call): the time those steps wait, the summary request included.
+ */
+export function timed(run: StrategyRun): StrategyRun & { compactingMs: () => number } {
+  let ms = 0;
+  const middleware = run.middleware.map((each): LanguageModelMiddleware => {
+    const transform = each.transformParams;
+    if (transform === undefined) return each;
+    return {
+      ...each,
+      transformParams: async (options) => {
+        const start = performance.now();
+        const before = run.compactions();
+        try {
+          return await transform(options);
+        } finally {
+          if (run.compactions() !== before) ms += performance.now() - start;
+        }
+      },
+    };
+  });
+  return { ...run, middleware, compactingMs: () => ms };
+}
+
+/** How a hand-written strategy sizes a prompt, in tokens. */
+export type PromptMeasure = (prompt: LanguageModelV3Prompt, tools: unknown) => number;
+
+/** 4 characters a token, as this package estimates before it has counts. */
+export const estimateMeasure: PromptMeasure = (prompt, tools) => estimatePrompt(prompt as Message[], tools as never);
+
+/** Summarizes all but the last `keep` messages over `share` of the window (see `summarizeOlder`). */
+export function summarizingOlder(keep: number, share: number, name = `summarize all but ${keep} at ${Math.round(share * 100)} %`, measure: PromptMeasure = estimateMeasure): Strategy {
+  return {
+    name,
+    start: async (window) => {
+      let summaries = 0;
+      return { middleware: [summarizeOlder(keep, share, window, () => void summaries++, measure)], compactions: () => summaries };
+    },
+  };
+}
+
+/** Keeps the system messages and the last `count` messages, starting where no tool result is orphaned. */
+export function keepLast(count: number, onTrim: () => void): LanguageModelMiddleware {
+  return {
+    specificationVersion: 'v3',
+    transformParams: async ({ params }) => {
+      const system = params.prompt.filter((message) => message.role === 'system');
+      const rest = params.prompt.filter((message) => message.role !== 'system');
+      if (rest.length <= count) return params;
+      let start = rest.length - count;
+      while (start < rest.length && rest[start]!.role === 'tool') start++;
+      onTrim();
+      return { ...params, prompt: [...system, ...rest.slice(start)] };
+    },
+  };
+}
+
+/**
+ * The common hand-written approach: over a share of the window, summarize
+ * everything but the last `keep` messages in a fresh request (this package's summary prompt, the
+ * older messages as a transcript) and send the summary in their place. `measure` sizes the prompt
+ * (default: 4 characters a token).
+ */
+export function summarizeOlder(keep: number, share: number, window: number, onSummary: () => void, measure: PromptMeasure = estimateMeasure): LanguageModelMiddleware {
+  let summary: { covered: number; text: string } | undefined;
+  return {
+    specificationVersion: 'v3',
+    transformParams: async ({ params, model }) => {
+      const system = params.prompt.filter((message) => message.role === 'system');
+      const rest = params.prompt.filter((message) => message.role !== 'system');
+      const build = () =>
+        summary === undefined
+          ? params.prompt
+          : [...system, { role: 'user' as const, content: [{ type: 'text' as const, text: `Summary of the earlier conversation:\n${summary.text}` }] }, ...rest.slice(summary.covered)];
+      let prompt = build();
+      if (measure(prompt, params.tools) >= share * window) {
+        let cut = Math.max(summary?.covered ?? 0, rest.length - keep);
+        while (cut < rest.length && rest[cut]!.role === 'tool') cut++;
+        const older = (summary ? [{ role: 'user', content: [{ type: 'text', text: summary.text }] }] : []).concat(rest.slice(summary?.covered ?? 0, cut) as never[]);
+        const transcript = serialize(older as Message[], { toolOutput: { mode: 'full' } });
+        const result = await model.doGenerate({
+          prompt: [...system, { role: 'user', content: [{ type: 'text', text: transcript }] }, { role: 'user', content: [{ type: 'text', text: SUMMARY_PROMPT }] }],
+          maxOutputTokens: 4_000,
+        });
+        const text = result.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+        summary = { covered: cut, text };
+        onSummary();
+        prompt = build();
+      }
+      return prompt === params.prompt ? params : { ...params, prompt };
+    },
+  };
+}
+
+/** Prints a table: the first column left-aligned, the others right-aligned. */
+export function printTable(header: string[], rows: string[][]): void {
+  const widths = header.map((title, index) => Math.max(title.length, ...rows.map((cells) => cells[index]!.length)));
+  const line = (cells: string[]) => cells.map((cell, index) => (index === 0 ? cell.padEnd(widths[index]!) : cell.padStart(widths[index]!))).join('  ');
+  console.log(line(header));
+  for (const cells of rows) console.log(line(cells));
+}

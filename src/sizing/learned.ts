@@ -1,0 +1,227 @@
+import { sha256Hex } from '../prompt/hash';
+import type { Keeper } from '../store/keeper';
+import { FORMAT_VERSION, type SizingRecord, type SizingSample } from '../store/records';
+import { CHARS_PER_TOKEN, type Estimator, type Tokenize } from './estimate';
+
+/** The learned characters a token stay within these (SPEC 5). */
+export const CHARS_PER_TOKEN_BOUNDS = { min: 1.5, max: 5 } as const;
+/**
+ * With the `estimate` option, the factor its figures are multiplied by stays within these: a
+ * tokenizer is taken as a floor (a provider counts its own framing on top of the text), and one of
+ * another model family reads up to about a third fewer tokens than that model's provider.
+ */
+export const TOKENIZER_FACTOR_BOUNDS = { min: 1, max: 2 } as const;
+/** A model's ratio rests on this many of its most recent counts. */
+export const SAMPLE_LIMIT = 8;
+/**
+ * A count more than this many times beyond the bounds measures something other than the text (a
+ * cached prompt reported as a few tokens, a one-word prompt that is all framing): not learned from.
+ */
+const PLAUSIBLE_SPREAD = 3;
+/** A model's record is read from the store again after this long: another instance may have learned since. */
+export const REFRESH_MS = 30_000;
+/** Models an instance keeps a record of, least recently used out. */
+const MODEL_LIMIT = 32;
+
+type Kind = 'chars' | 'tokenizer';
+
+const clamp = (value: number, { min, max }: { min: number; max: number }) => Math.min(max, Math.max(min, value));
+
+/**
+ * Characters a token from samples: all their characters over all their counted tokens (so a long
+ * prompt weighs more than a short one), within 1.5 to 5; 4 without samples.
+ */
+export function charsPerToken(samples: readonly SizingSample[]): number {
+  const { measured, counted } = totals(samples);
+  return counted === 0 ? CHARS_PER_TOKEN : clamp(measured / counted, CHARS_PER_TOKEN_BOUNDS);
+}
+
+/** The factor a tokenizer's figures are multiplied by: counted tokens over its tokens, within 1 to 2; 1 without samples. */
+export function tokenizerFactor(samples: readonly SizingSample[]): number {
+  const { measured, counted } = totals(samples);
+  return measured === 0 ? 1 : clamp(counted / measured, TOKENIZER_FACTOR_BOUNDS);
+}
+
+function totals(samples: readonly SizingSample[]): { measured: number; counted: number } {
+  let measured = 0;
+  let counted = 0;
+  for (const sample of samples) {
+    measured += sample.measured;
+    counted += sample.counted;
+  }
+  return { measured, counted };
+}
+
+/** The estimator a model's record gives: its characters a token, or the tokenizer with its factor. */
+export function estimatorOf(record: SizingRecord | undefined, tokenize?: Tokenize): Estimator {
+  const charsRatio = charsPerToken(record?.chars ?? []);
+  if (tokenize === undefined) return { charsPerToken: charsRatio };
+  return { charsPerToken: charsRatio, tokenizer: { tokenize, factor: tokenizerFactor(record?.tokenizer ?? []) } };
+}
+
+/**
+ * A sample of a provider's count of a prompt whose text measured `measured` (characters, or the
+ * tokenizer's tokens) and whose files count `fixed` tokens (taken off the count: they keep their
+ * fixed figures). `undefined` when the count says nothing of the text.
+ */
+export function sampleOf(kind: Kind, measured: number, fixed: number, input: number, at: number): SizingSample | undefined {
+  const counted = input - fixed;
+  if (!(measured > 0) || !(counted > 0) || !Number.isFinite(measured) || !Number.isInteger(counted)) return undefined;
+  const [ratio, bounds] = kind === 'chars' ? [measured / counted, CHARS_PER_TOKEN_BOUNDS] : [counted / measured, TOKENIZER_FACTOR_BOUNDS];
+  if (ratio < bounds.min / PLAUSIBLE_SPREAD || ratio > bounds.max * PLAUSIBLE_SPREAD) return undefined;
+  return { at, measured, counted };
+}
+
+/** Two lists of samples as one: each once, newest first, at most `SAMPLE_LIMIT`. */
+export function mergeSamples(newer: readonly SizingSample[], older: readonly SizingSample[]): SizingSample[] {
+  const seen = new Set<string>();
+  const merged: SizingSample[] = [];
+  for (const sample of [...newer, ...older]) {
+    const key = `${sample.at}:${sample.measured}:${sample.counted}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    merged.push(sample);
+  }
+  // A stable sort: of two samples of the same moment, the newer list's comes first.
+  return merged.sort((a, b) => b.at - a.at).slice(0, SAMPLE_LIMIT);
+}
+
+export function mergeSizing(newer: SizingRecord, older: SizingRecord | undefined): SizingRecord {
+  if (older === undefined) return newer;
+  return { ...newer, chars: mergeSamples(newer.chars, older.chars), tokenizer: mergeSamples(newer.tokenizer, older.tokenizer) };
+}
+
+export function emptySizing(model: string): SizingRecord {
+  return { v: FORMAT_VERSION, model, chars: [], tokenizer: [] };
+}
+
+/** A prompt's text as measured for learning: its characters, the tokenizer's tokens (when known), its files' fixed tokens. */
+export interface MeasuredText {
+  chars: number;
+  tokenized: number | undefined;
+  fixed: number;
+}
+
+interface Entry {
+  record: SizingRecord;
+  estimator: Estimator;
+  /** When the store was last asked for this model (-Infinity: never). */
+  readAt: number;
+  reading: Promise<void> | undefined;
+  writing: Promise<void> | undefined;
+  /** Learned since the last write began. */
+  dirty: boolean;
+  key: Promise<string> | undefined;
+}
+
+/**
+ * What an instance knows of each model's characters a token (SPEC 5), shared with other instances
+ * through the store under `sizing:<digest of provider:modelId>`. The record is read on a model's
+ * first step (beside the step's other reads) and after that at most every `REFRESH_MS`; each count
+ * adds a sample and writes the record, merged with what was last read (the store has no
+ * compare-and-set: a sample another instance wrote meanwhile may be lost, and the ratio then rests
+ * on one count fewer). A store that fails leaves what this instance learned itself.
+ */
+export class LearnedSizing {
+  private readonly models = new Map<string, Entry>();
+
+  constructor(
+    private readonly keeper: Keeper,
+    private readonly tokenize: Tokenize | undefined,
+    private readonly now: () => number = () => Date.now(),
+  ) {}
+
+  /**
+   * The estimator for a model's step: the record is read on the model's first step and then at most
+   * every `REFRESH_MS` (the step starts this before its thread read, so both run at once). Never rejects.
+   */
+  estimator(model: string): Promise<Estimator> {
+    const entry = this.entry(model);
+    if (this.now() - entry.readAt >= REFRESH_MS) this.startRead(model, entry);
+    return entry.reading === undefined ? Promise.resolve(entry.estimator) : entry.reading.then(() => entry.estimator);
+  }
+
+  /** Learns from a provider's count (`input` tokens) of a prompt whose text measured `text`. */
+  async learn(model: string, text: MeasuredText, input: number): Promise<void> {
+    const at = this.now();
+    const chars = sampleOf('chars', text.chars, text.fixed, input, at);
+    const tokenizer = this.tokenize === undefined || text.tokenized === undefined ? undefined : sampleOf('tokenizer', text.tokenized, text.fixed, input, at);
+    if (chars === undefined && tokenizer === undefined) return;
+    const entry = this.entry(model);
+    this.update(entry, { ...entry.record, chars: chars === undefined ? [] : [chars], tokenizer: tokenizer === undefined ? [] : [tokenizer] });
+    await this.persist(model, entry);
+  }
+
+  /** The records of the models this instance knows, for `state()`. */
+  records(): Record<string, SizingRecord> {
+    const records: Record<string, SizingRecord> = {};
+    for (const [model, entry] of this.models) {
+      if (entry.record.chars.length + entry.record.tokenizer.length > 0) records[model] = entry.record;
+    }
+    return records;
+  }
+
+  /** Takes over records from `state()`, at once, and writes them to the store merged with what it has. */
+  async restore(records: Record<string, SizingRecord>): Promise<void> {
+    await Promise.all(
+      Object.entries(records).map(async ([model, record]) => {
+        const entry = this.entry(model);
+        this.update(entry, record);
+        this.startRead(model, entry);
+        await this.persist(model, entry);
+      }),
+    );
+  }
+
+  private entry(model: string): Entry {
+    let entry = this.models.get(model);
+    if (entry === undefined) {
+      const record = emptySizing(model);
+      entry = { record, estimator: estimatorOf(record, this.tokenize), readAt: Number.NEGATIVE_INFINITY, reading: undefined, writing: undefined, dirty: false, key: undefined };
+    }
+    this.models.delete(model);
+    this.models.set(model, entry);
+    while (this.models.size > MODEL_LIMIT) this.models.delete(this.models.keys().next().value as string);
+    return entry;
+  }
+
+  private update(entry: Entry, newer: SizingRecord): void {
+    entry.record = mergeSizing(newer, entry.record);
+    entry.estimator = estimatorOf(entry.record, this.tokenize);
+  }
+
+  private key(model: string, entry: Entry): Promise<string> {
+    entry.key ??= sha256Hex(new TextEncoder().encode(model));
+    return entry.key;
+  }
+
+  private startRead(model: string, entry: Entry): void {
+    if (entry.reading !== undefined) return;
+    entry.readAt = this.now();
+    entry.reading = this.read(model, entry).finally(() => {
+      entry.reading = undefined;
+    });
+  }
+
+  private async read(model: string, entry: Entry): Promise<void> {
+    const stored = await this.keeper.sizing(await this.key(model, entry), model);
+    if (stored !== undefined) this.update(entry, stored);
+  }
+
+  /** Writes the record; writes of one model run one at a time, and a write begun later carries every sample learned before it. */
+  private async persist(model: string, entry: Entry): Promise<void> {
+    entry.dirty = true;
+    while (entry.writing !== undefined) await entry.writing;
+    if (!entry.dirty) return;
+    entry.dirty = false;
+    const write = async () => {
+      // A read under way may bring samples of other instances: the write carries them too.
+      if (entry.reading !== undefined) await entry.reading;
+      await this.keeper.saveSizing(await this.key(model, entry), entry.record);
+    };
+    entry.writing = write().finally(() => {
+      entry.writing = undefined;
+    });
+    await entry.writing;
+  }
+}

@@ -1,0 +1,57 @@
+import Redis from 'ioredis';
+import { createClient } from 'redis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compaction } from '../../src';
+import { sha256Hex } from '../../src/prompt/hash';
+import { redisStore } from '../../src/redis';
+import type { Message } from '../../src/prompt/types';
+import { assistant, scriptedModel, textOf, user, wrap } from '../support/harness';
+import { type RedisServer, startRedisServer } from '../support/redis-server';
+
+let server: RedisServer;
+let ioredis: Redis;
+let nodeRedis: ReturnType<typeof createClient>;
+
+beforeAll(async () => {
+  server = await startRedisServer();
+  ioredis = new Redis({ host: '127.0.0.1', port: server.port, lazyConnect: true, connectTimeout: 500, commandTimeout: 1_000, maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: () => 50 });
+  ioredis.on('error', () => {});
+  await ioredis.connect();
+  nodeRedis = createClient({ url: server.url, socket: { connectTimeout: 500, reconnectStrategy: () => 50 }, disableOfflineQueue: true });
+  nodeRedis.on('error', () => {});
+  await nodeRedis.connect();
+});
+
+afterAll(async () => {
+  ioredis.disconnect();
+  nodeRedis.destroy();
+  await server.stop();
+});
+
+/** A new conversation of 9,001 characters: 2,250 tokens at 4 characters a token, 3,000 at 3. */
+const probe = (tag: string): Message[] => [user(`${tag}${'b'.repeat(6_000 - tag.length)}`), assistant('c'.repeat(3_000)), user('q')];
+
+describe('redisStore with learned characters a token (SPEC 5)', () => {
+  it("should let a second server instance estimate a conversation new to it at the ratio the first one's counts taught", async () => {
+    const prefix = `sizing-${Date.now()}:`;
+    const taught = `taught:${'a'.repeat(11_993)}`;
+    // The provider counts the first conversation's 12,000 characters at 4,000 tokens; nothing else.
+    const model = scriptedModel({ inputTokens: (prompt) => (textOf(prompt.find((message) => message.role === 'user')) === taught ? 4_000 : undefined) }).model;
+    const a = compaction({ contextWindow: 200_000, store: redisStore({ client: ioredis, prefix }) });
+    const b = compaction({ contextWindow: 200_000, store: redisStore({ client: nodeRedis, prefix }) });
+    await wrap(model, a).doGenerate({ prompt: [user(taught)] });
+
+    const key = `${prefix}sizing:${await sha256Hex(new TextEncoder().encode('mock-provider:mock-model-id'))}`;
+    expect(JSON.parse((await ioredis.get(key))!)).toMatchObject({ model: 'mock-provider:mock-model-id', chars: [{ measured: 12_000, counted: 4_000 }] });
+
+    b.compactNext();
+    await wrap(model, b).doGenerate({ prompt: probe('redis') });
+    expect(b.last()!.tokensBefore).toBe(3_000);
+
+    // An instance on another prefix (another Redis, in effect) has nothing to learn from: 4 stands.
+    const c = compaction({ contextWindow: 200_000, store: redisStore({ client: ioredis, prefix: `${prefix}other:` }) });
+    c.compactNext();
+    await wrap(model, c).doGenerate({ prompt: probe('other') });
+    expect(c.last()!.tokensBefore).toBe(2_250);
+  });
+});

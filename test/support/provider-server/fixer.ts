@@ -1,0 +1,298 @@
+// The scripted agent of the continuity benchmark ("fixer"): it fixes the failing tests of the
+// project of fixer-project.ts, and it knows only what its prompt shows.
+//
+// It reads the prompt as plain text (every message of every role: text, tool calls, tool results,
+// summaries wherever they stand) and finds facts in it with the regular expressions below, the
+// same ones wherever a fact appears: in a tool output, in the user's words, in an assistant's text
+// or in a summary it wrote itself. It knows nothing of how a prompt was compacted: no tag, wrapper
+// or record format of any middleware is parsed or special-cased, so every strategy is read the
+// same way, and a fact a strategy dropped is simply unknown (and produced again by the call that
+// produces it).
+//
+// Facts:
+// - the task: the user's request `Fix every failing test ...`;
+// - `FAIL test/<x>.test.ts` (a failing test) and `PASS test/<x>.test.ts` (a passing one; PASS wins);
+// - a failure: `FAIL test/<x>.test.ts > <name>`, then `<Error>: <message>`, then `at src/<f>.ts:<n>`
+//   (on three lines in vitest's output, or on one line joined by ` — ` and ` ` in a summary);
+// - the token on a line: a line `<n> <token> | <code>` of a read_file listing (it belongs to the
+//   newest header `src/<f>.ts (<n> lines)` before it), or the sentence `` `src/<f>.ts:<n>` reads `<token>` ``;
+// - `edit applied: src/<f>.ts:<n>`, and `edit rejected: src/<f>.ts:<n> does not carry <token>`
+//   (that token is then not the line's);
+// - `Suite: 0 failing, <m> passing` (the whole suite passes).
+//
+// Policy, one tool call per step:
+// 1. no task in the prompt -> a text asking what to do (no tool call);
+// 2. the suite is known to pass -> a final text (no tool call);
+// 3. no known failing test that is not known to pass -> `npm test`;
+// 4. else the first such test (by path): its failure unknown -> `npx vitest run <test>`; an edit of
+//    its line known -> `npx vitest run <test>` again (it prints PASS); the token on its line
+//    unknown -> `read_file`; else `edit_file` with that token.
+//
+// Summary requests (the last message is a user message whose text starts
+// `You MUST summarize the conversation above` or `The previous response did not fill in the required
+// summary template`) get the template of SPEC 6.1 filled from the facts of the prompt, the
+// instruction itself left out, newest first. `honest`: the task in the user's words, at most 15
+// files (with the token on a known failing line when known), at most 10 failures with their
+// `file:line`, the tests still failing, the tests that pass, the edits applied, the last suite
+// count. `lossy`: the task, three file paths, nothing else.
+
+import type { AgentReply, AgentRequest, AgentScript } from './agent';
+import { messageText, type Message } from './conversation';
+
+export type SummaryMode = 'honest' | 'lossy';
+
+export interface FixerOptions {
+  /** How the agent writes summaries. @default 'honest' */
+  summaries?: SummaryMode;
+}
+
+/** The task as the benchmark's user states it; the agent recognises any text starting `Fix every failing test`. */
+export const FIXER_TASK = 'Fix every failing test in this repository. `npm test` lists them; each one fails because of a single line under `src/`. Stop when `npm test` passes.';
+
+const PATH = String.raw`(?:src|test)\/[\w./-]+?\.ts`;
+const TEST = String.raw`test\/[\w./-]+?\.test\.ts`;
+const SRC = String.raw`src\/[\w./-]+?\.ts`;
+const TOKEN = String.raw`tok_[0-9a-f]{6}`;
+
+const RE = {
+  task: /Fix every failing test\b[^\n]*/g,
+  fail: new RegExp(String.raw`\bFAIL (${TEST})(?![\w./-])`, 'g'),
+  pass: new RegExp(String.raw`\bPASS (${TEST})(?![\w./-])`, 'g'),
+  failure: new RegExp(String.raw`\bFAIL (${TEST}) > ([^\n]+?)(?:\n| — )((?:[A-Z]\w*)?Error: [^\n]+?)(?:\n[ \t]*| )at (${SRC}):(\d+)\b`, 'g'),
+  // a listing's header, or one of its lines (the number right-aligned in 4 columns: a line cut
+  // anywhere before its token does not pass for another line)
+  listing: new RegExp(String.raw`(?<![\w./-])(${PATH}) \((\d+) lines\)$|^( {3}\d| {2}\d{2}| \d{3}|\d{4,}) (${TOKEN}) \|`, 'gm'),
+  reads: new RegExp(String.raw`\`?(${SRC}):(\d+)\`? reads \`?(${TOKEN})\b`, 'g'),
+  applied: new RegExp(String.raw`\bedit applied: (${SRC}):(\d+)\b`, 'g'),
+  rejected: new RegExp(String.raw`\bedit rejected: (${SRC}):(\d+) does not carry (${TOKEN})\b`, 'g'),
+  suite: /\bSuite: (\d+) failing, (\d+) passing\b[^\n]*/g,
+  path: new RegExp(String.raw`(?<![\w./-])(${PATH})(?![\w-])`, 'g'),
+};
+
+const SUMMARY_INSTRUCTION = /^\s*(?:You MUST summarize the conversation above|The previous response did not fill in the required summary template)/;
+
+export interface FailureFact {
+  test: string;
+  name: string;
+  error: string;
+  file: string;
+  line: number;
+  /** Position in the prompt text of its newest mention. */
+  at: number;
+}
+
+/** What the prompt text shows. Positions (`at`) are of the newest mention; a larger one is newer. */
+export interface FixerFacts {
+  /** The newest statement of the task, from `Fix every failing test` to the end of its line. */
+  task: string | undefined;
+  failing: Map<string, number>;
+  passed: Map<string, number>;
+  failures: Map<string, FailureFact>;
+  /** `file:line` -> the newest token seen on that line that no rejection refuted. */
+  tokens: Map<string, { token: string; at: number }>;
+  edits: Map<string, number>;
+  files: Map<string, number>;
+  /** The newest suite count. */
+  suite: { text: string; failing: number; at: number } | undefined;
+}
+
+function newest<K>(map: Map<K, number>, key: K, at: number): void {
+  if ((map.get(key) ?? -1) < at) map.set(key, at);
+}
+
+/** The facts a text shows. */
+export function readFacts(text: string): FixerFacts {
+  const facts: FixerFacts = { task: undefined, failing: new Map(), passed: new Map(), failures: new Map(), tokens: new Map(), edits: new Map(), files: new Map(), suite: undefined };
+  for (const m of text.matchAll(RE.task)) facts.task = m[0].trim();
+  for (const m of text.matchAll(RE.fail)) newest(facts.failing, m[1]!, m.index);
+  for (const m of text.matchAll(RE.pass)) newest(facts.passed, m[1]!, m.index);
+  for (const m of text.matchAll(RE.failure)) {
+    const fact = { test: m[1]!, name: m[2]!.trim(), error: m[3]!.trim(), file: m[4]!, line: Number(m[5]), at: m.index };
+    facts.failures.set(fact.test, fact);
+  }
+  const rejected = new Set<string>();
+  for (const m of text.matchAll(RE.rejected)) rejected.add(`${m[1]}:${m[2]} ${m[3]}`);
+  const seeToken = (loc: string, token: string, at: number) => {
+    if (rejected.has(`${loc} ${token}`)) return;
+    if ((facts.tokens.get(loc)?.at ?? -1) < at) facts.tokens.set(loc, { token, at });
+  };
+  // a listing line belongs to the newest header before it, when it is within that file's length
+  let listing: { path: string; lines: number } | undefined;
+  for (const m of text.matchAll(RE.listing)) {
+    if (m[1] !== undefined) listing = { path: m[1], lines: Number(m[2]) };
+    else if (listing !== undefined && Number(m[3]) <= listing.lines) seeToken(`${listing.path}:${Number(m[3])}`, m[4]!, m.index);
+  }
+  for (const m of text.matchAll(RE.reads)) seeToken(`${m[1]}:${Number(m[2])}`, m[3]!, m.index);
+  for (const m of text.matchAll(RE.applied)) newest(facts.edits, `${m[1]}:${Number(m[2])}`, m.index);
+  for (const m of text.matchAll(RE.path)) newest(facts.files, m[1]!, m.index);
+  for (const m of text.matchAll(RE.suite)) facts.suite = { text: m[0].trim(), failing: Number(m[1]), at: m.index };
+  return facts;
+}
+
+/** Whether a text is a summary instruction (its first line). */
+export function isSummaryInstruction(text: string): boolean {
+  return SUMMARY_INSTRUCTION.test(text);
+}
+
+/** Whether the request asks for a summary: its last message is a user message whose text is a summary instruction. */
+export function isSummaryRequestFor(messages: Message[]): boolean {
+  const last = messages[messages.length - 1];
+  return last?.role === 'user' && last.parts.some((part) => part.type === 'text' && isSummaryInstruction(part.text));
+}
+
+/** All text of the prompt, every role, in order; summary instructions left out. */
+export function promptText(messages: Message[]): string {
+  return messages
+    .map((message) => messageText({ ...message, parts: message.parts.filter((part) => !(part.type === 'text' && isSummaryInstruction(part.text))) }))
+    .filter((text) => text.length > 0)
+    .join('\n\n');
+}
+
+export type FixerAction =
+  | { kind: 'call'; name: 'run_command'; input: { command: string }; text: string }
+  | { kind: 'call'; name: 'read_file'; input: { path: string }; text: string }
+  | { kind: 'call'; name: 'edit_file'; input: { path: string; line: number; token: string }; text: string }
+  | { kind: 'ask'; text: string }
+  | { kind: 'final'; text: string };
+
+/** Failing tests not known to pass, sorted by path. */
+export function openTests(facts: FixerFacts): string[] {
+  return [...facts.failing.keys()].filter((test) => !facts.passed.has(test)).sort();
+}
+
+/** The next action, from the facts alone. */
+export function decide(facts: FixerFacts): FixerAction {
+  if (facts.task === undefined) return { kind: 'ask', text: "I don't see a task in this conversation. What would you like me to do?" };
+  if (facts.suite !== undefined && facts.suite.failing === 0) {
+    return { kind: 'final', text: `Done: every test passes (\`npm test\`: ${facts.suite.text}). The fixes are uncommitted one-line edits.` };
+  }
+  const open = openTests(facts);
+  const run = (command: string, text: string): FixerAction => ({ kind: 'call', name: 'run_command', input: { command }, text });
+  if (open.length === 0) return run('npm test', 'Running the whole suite.');
+  const test = open[0]!;
+  const failure = facts.failures.get(test);
+  if (failure === undefined) return run(`npx vitest run ${test}`, `Running \`${test}\` on its own for its error.`);
+  const loc = `${failure.file}:${failure.line}`;
+  if (facts.edits.has(loc)) return run(`npx vitest run ${test}`, `Re-running \`${test}\` after the edit.`);
+  const token = facts.tokens.get(loc);
+  if (token === undefined) return { kind: 'call', name: 'read_file', input: { path: failure.file }, text: `Reading \`${failure.file}\` for line ${failure.line}.` };
+  return { kind: 'call', name: 'edit_file', input: { path: failure.file, line: failure.line, token: token.token }, text: `Fixing line ${failure.line} of \`${failure.file}\`.` };
+}
+
+// ---------------------------------------------------------------------------------------------
+// summaries
+
+export const SUMMARY_LIMITS = { files: 15, failures: 10, lossyFiles: 3 } as const;
+
+const byNewest = <K>(map: Map<K, number>): K[] => [...map].sort((a, b) => b[1] - a[1]).map(([key]) => key);
+const bullets = (items: string[], none = '- None') => (items.length > 0 ? items.map((item) => `- ${item}`) : [none]);
+
+function nextMove(facts: FixerFacts): string {
+  const action = decide(facts);
+  if (action.kind !== 'call') return action.kind === 'final' ? 'Report that every test passes' : 'Ask the user what to do';
+  if (action.name === 'run_command') return `Run \`${action.input.command}\``;
+  if (action.name === 'read_file') return `Read \`${action.input.path}\``;
+  return `Edit line ${action.input.line} of \`${action.input.path}\``;
+}
+
+/** The summary an honest summarizer writes of these facts. */
+export function honestSummary(facts: FixerFacts): string {
+  const failures = [...facts.failures.values()].sort((a, b) => b.at - a.at);
+  const files = byNewest(facts.files)
+    .slice(0, SUMMARY_LIMITS.files)
+    .map((path) => {
+      const lines = failures
+        .filter((f) => f.file === path)
+        .map((f) => `${f.file}:${f.line}`)
+        .filter((loc) => facts.tokens.has(loc))
+        .map((loc) => `\`${loc}\` reads \`${facts.tokens.get(loc)!.token}\``);
+      if (lines.length > 0) return `\`${path}\`: ${lines.join('; ')}`;
+      const failing = failures.find((f) => f.file === path);
+      if (failing) return `\`${path}\`: the line behind \`${failing.test}\` (line ${failing.line})`;
+      return `\`${path}\`: ${path.startsWith('test/') ? 'test file' : 'source file'}`;
+    });
+  const open = openTests(facts);
+  return [
+    '## Objective',
+    `- ${facts.task ?? 'No task was stated in the conversation'}`,
+    '',
+    '## Requirements',
+    ...(facts.task ? ['- The request above is still open, in the user\'s words'] : ['- None stated']),
+    '',
+    '## Decisions',
+    '- One failing test at a time: run it alone for its error, read the line it names, edit that line, run it again',
+    '',
+    '## Work State',
+    '',
+    '### Completed',
+    ...bullets([...byNewest(facts.passed).map((test) => `PASS ${test}`), ...byNewest(facts.edits).map((loc) => `edit applied: ${loc} (uncommitted)`)]),
+    '',
+    '### Active',
+    ...bullets(open.length > 0 ? [`Still failing: ${open.map((test) => `FAIL ${test}`).join(', ')}`] : []),
+    '',
+    '### Blocked',
+    '- None',
+    '',
+    '## Next Move',
+    `1. ${nextMove(facts)}`,
+    '2. Then the next failing test, until `npm test` passes',
+    '',
+    '## Relevant Files',
+    ...bullets(files),
+    '',
+    '## Important Context',
+    ...bullets([
+      ...failures.slice(0, SUMMARY_LIMITS.failures).map((f) => `FAIL ${f.test} > ${f.name} — ${f.error} at ${f.file}:${f.line}`),
+      ...(facts.suite ? [`Last \`npm test\`: ${facts.suite.text}`] : []),
+    ]),
+  ].join('\n');
+}
+
+/** The summary a careless summarizer writes: the task and three paths. */
+export function lossySummary(facts: FixerFacts): string {
+  return [
+    '## Objective',
+    `- ${facts.task ?? 'No task was stated in the conversation'}`,
+    '',
+    '## Requirements',
+    '- Keep the changes small',
+    '',
+    '## Decisions',
+    '- Work through the test failures one by one, checking the code each one points to',
+    '',
+    '## Work State',
+    '',
+    '### Completed',
+    '- Ran the test suite and looked at several of the failures; some of them have been addressed',
+    '',
+    '### Active',
+    '- Continuing with the remaining failures',
+    '',
+    '### Blocked',
+    '- None',
+    '',
+    '## Next Move',
+    '1. Pick up the remaining failures and fix them',
+    '2. Run the whole suite again at the end',
+    '',
+    '## Relevant Files',
+    ...bullets(byNewest(facts.files).slice(0, SUMMARY_LIMITS.lossyFiles).map((path) => `\`${path}\`: looked at`)),
+    '',
+    '## Important Context',
+    '- The project uses Vitest; the test command is `npm test`',
+  ].join('\n');
+}
+
+/** The reply to a request, from its messages alone. */
+export function fixerReply(messages: Message[], options: FixerOptions = {}): AgentReply {
+  const facts = readFacts(promptText(messages));
+  if (isSummaryRequestFor(messages)) return { text: (options.summaries ?? 'honest') === 'lossy' ? lossySummary(facts) : honestSummary(facts) };
+  const action = decide(facts);
+  if (action.kind !== 'call') return { text: action.text };
+  return { text: action.text, toolCalls: [{ name: action.name, input: action.input }] };
+}
+
+/** The fixer as the provider server's scripted model: `startProviderServer({ agent: fixerAgent() })`. */
+export function fixerAgent(options: FixerOptions = {}): AgentScript {
+  return { respond: (request: AgentRequest) => fixerReply(request.messages, options) };
+}
