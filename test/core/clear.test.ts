@@ -60,6 +60,30 @@ function overflowError(limit: number, sent: number) {
 }
 
 describe('clearing old tool results (SPEC 13)', () => {
+  describe('the option', () => {
+    it('should be off by default, and read true, false and { keep, atLeast }', () => {
+      expect(resolveOptions({}).clearToolResults).toBe(false);
+      expect(resolveOptions({ clearToolResults: true }).clearToolResults).toEqual({ keep: undefined, atLeast: undefined });
+      expect(resolveOptions({ clearToolResults: false }).clearToolResults).toBe(false);
+      expect(resolveOptions({ clearToolResults: { keep: 0, atLeast: 5_000 } }).clearToolResults).toEqual({ keep: 0, atLeast: 5_000 });
+      expect(resolveOptions({ clearToolResults: {} }).clearToolResults).toEqual({ keep: undefined, atLeast: undefined });
+    });
+
+    it.each([
+      [{ keep: -1 }, '{ keep: -1 }'],
+      [{ atLeast: 1.5 }, '{ atLeast: 1.5 }'],
+      [{ keep: '15000' }, '{ keep: "15000" }'],
+      [{ keepTokens: 100 }, '{ keepTokens: 100 }'],
+      ['yes', '"yes"'],
+      [1, '1'],
+      [null, 'null'],
+    ])('should refuse %j naming the option and the value', (value, shown) => {
+      expect(() => compaction({ clearToolResults: value as never })).toThrow(
+        `ai-compaction: option clearToolResults must be true, false, or { keep?, atLeast? } with whole numbers of tokens (0 or more), got ${shown}`,
+      );
+    });
+  });
+
   describe('clearToolOutputs', () => {
     it('should replace each output by a note of its length, keeping every call, result part, id and word', () => {
       const conversation: Message[] = [user('Fix it.'), { role: 'assistant', content: [{ type: 'text', text: 'Reading.' }, { type: 'tool-call', toolCallId: 'c1', toolName: 'ls', input: { path: 'a.ts' } }] }, result('c1', 5_000), assistant('Done reading.'), call('c2'), result('c2', 300)];
