@@ -29,7 +29,7 @@ import {
   type SummaryMode,
 } from '../test/support/provider-server';
 import { baselineFromEnv, type Baseline } from './baseline';
-import { type PromptMeasure, type Strategy, compacting, keepingLast, noMiddleware, printTable, summarizingOlder } from './strategies';
+import { type PromptMeasure, type Strategy, clearingAlone, compacting, keepingLast, noMiddleware, printTable, summarizingOlder, timed } from './strategies';
 
 /**
  * The window. A failing test costs the agent about 4,700 counted tokens of prompt (its vitest run,
@@ -107,6 +107,10 @@ export interface ContinuityRun {
   error?: string;
   /** Compactions (or trims, or summaries) the strategy reports; undefined for none. */
   compactions: number | undefined;
+  /** Of those, the clearings of old tool results and the summaries (this middleware, clearing alone). */
+  kinds: { clear: number; summary: number } | undefined;
+  /** Wall time in `transformParams` of the steps that compacted (the summary request included), in milliseconds. */
+  compactingMs: number;
   /** The largest counted prompt of a step (not a summary request). */
   maxPrompt: number;
   /** The agent's last text. */
@@ -144,7 +148,7 @@ export async function runContinuity(strategy: Strategy, mode: SummaryMode, optio
   const seed = options.seed ?? SEED;
   // the project and the strategy first: one that cannot start (a missing baseline) leaves no server behind
   const project = createFixerTools({ seed, failing: options.failing ?? FAILING, passing: options.passing });
-  const { middleware, compactions } = await strategy.start(window);
+  const { middleware, compactions, kinds, compactingMs } = timed(await strategy.start(window));
   const server = await startProviderServer({ contextWindow: window, seed, agent: fixerAgent({ summaries: mode }), keepBodies: 0 });
   const base = createOpenAI({ baseURL: server.openaiBaseURL, apiKey: 'local' }).chat('local-fixer');
   const model = middleware.length === 0 ? base : wrapLanguageModel({ model: base, middleware });
@@ -221,6 +225,8 @@ export async function runContinuity(strategy: Strategy, mode: SummaryMode, optio
     errors: error === undefined ? 0 : 1,
     ...(error === undefined ? {} : { error }),
     compactions: compactions(),
+    kinds: kinds?.(),
+    compactingMs: compactingMs(),
     maxPrompt: Math.max(0, ...answered.filter((request) => !request.isSummaryRequest).map((request) => request.promptTokens)),
     finalText,
     calls: marked,
@@ -260,6 +266,9 @@ export function continuityStrategies(baseline: Baseline = baselineFromEnv()): St
     compacting('ai-compaction', {}),
     compacting('ai-compaction, prepare: false', { prepare: false }),
     compacting(baseline.label, {}, baseline.load),
+    // clearing old tool results (SPEC 13): summary only is the default above
+    compacting('clearing, then summary', { clearToolResults: true }),
+    clearingAlone(),
     noMiddleware,
     keepingLast(KEEP_LAST),
     // sized with 4 characters a token, as in the session benchmark; code and its tokens run at
@@ -283,7 +292,7 @@ export function printContinuity(runs: ContinuityRun[]): void {
       `\nContinuity, ${mode} summaries: ${first.testsFailing} failing tests, step cap ${first.cap}, window ${tokens(first.window)} (ceiling ${tokens(ceiling(first.window, undefined))}), local provider, gpt-tokenizer counts`,
     );
     printTable(
-      ['strategy', 'finished', 'ended', 'steps', 'fixed', 'repeated calls', 'repeated/steps', 'rejected edits', 'input billed', 'summary req', 'compactions', 'overflows', 'errors'],
+      ['strategy', 'finished', 'ended', 'steps', 'fixed', 'repeated calls', 'repeated/steps', 'rejected edits', 'input billed', 'summary req', 'compactions', 'clears / summaries', 'overflows', 'errors', 'compacting steps'],
       rows.map((run) => [
         run.strategy,
         yesNo(run.finished),
@@ -296,8 +305,10 @@ export function printContinuity(runs: ContinuityRun[]): void {
         tokens(run.inputTokens),
         String(run.summaryRequests),
         run.compactions === undefined ? '-' : String(run.compactions),
+        run.kinds === undefined ? '-' : `${run.kinds.clear} / ${run.kinds.summary}`,
         String(run.overflows),
         String(run.errors),
+        `${(run.compactingMs / 1000).toFixed(2)} s`,
       ]),
     );
   }
@@ -305,7 +316,8 @@ export function printContinuity(runs: ContinuityRun[]): void {
     [
       '',
       '"repeated calls": tool calls whose name, input and result all equal an earlier call of the run; "input billed": counted prompt tokens of every answered request, summary requests included;',
-      '"compactions": compactions of the middleware, trims of keep-the-last, summaries of summarize-all-but; "errors": errors thrown to the caller (the run ends there).',
+      '"compactions": compactions of the middleware, trims of keep-the-last, summaries of summarize-all-but; "errors": errors thrown to the caller (the run ends there);',
+      '"compacting steps": time in transformParams of the steps that compacted (the summary request included, against the local provider).',
     ].join('\n'),
   );
   for (const run of runs) if (run.error) console.log(`${run.strategy} (${run.mode}): ${run.error}`);

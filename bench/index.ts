@@ -14,6 +14,7 @@ const BENCHMARKS: Benchmark[] = [
   { name: 'session', load: () => import('./session') },
   { name: 'prepare', load: async () => ({ run: (await import('./session')).runPreparing }) },
   { name: 'sizing', load: () => import('./sizing') },
+  { name: 'clearing', load: () => import('./session').then((session) => ({ run: session.runClearing })) },
   { name: 'load', load: () => import('./load') },
   { name: 'continuity', load: () => import('./continuity') },
 ];

@@ -13,7 +13,7 @@ import { type CompactionRecord, compaction } from '../src';
 import { ceiling } from '../src/sizing/ceiling';
 import { estimatePrompt } from '../src/sizing/estimate';
 import { createProjectTools, projectToolDescriptions, startProviderServer } from '../test/support/provider-server';
-import { type Strategy, compacting, keepingLast, noMiddleware, printTable, summarizingOlder } from './strategies';
+import { type Strategy, clearingAlone, compacting, keepingLast, noMiddleware, printTable, summarizingOlder, timed } from './strategies';
 
 export const WINDOW = 128_000;
 const TURNS = 10;
@@ -53,6 +53,37 @@ const STRATEGIES: Strategy[] = [
   summarizingOlder(20, 0.85),
 ];
 
+/**
+ * The summaries the agent writes. `honest`: the template filled from everything the request shows
+ * (the local provider's own). `lossy`: the objective and three of the files, nothing else, as a
+ * summarizer that forgets would write.
+ */
+export type SummaryMode = 'honest' | 'lossy';
+
+function lossySummary(_request: string, { defaultReply }: { defaultReply: string }): string {
+  const lines = defaultReply.split('\n');
+  const section = (heading: string) => {
+    const start = lines.indexOf(heading);
+    if (start < 0) return [];
+    const end = lines.findIndex((line, index) => index > start && /^## /.test(line));
+    return lines.slice(start + 1, end < 0 ? undefined : end).filter((line) => line.trim() !== '');
+  };
+  return [
+    '## Objective',
+    ...section('## Objective'),
+    '## Requirements',
+    '## Decisions',
+    '## Work State',
+    '### Completed',
+    '### Active',
+    '### Blocked',
+    '## Next Move',
+    '## Relevant Files',
+    ...section('## Relevant Files').slice(0, 3),
+    '## Important Context',
+  ].join('\n');
+}
+
 export interface Row {
   name: string;
   steps: number;
@@ -68,13 +99,24 @@ export interface Row {
   floor: number | undefined;
   /** Steps the provider answered whose prompt it counted over the ceiling. */
   overCeiling: number;
+  /** Tool calls whose tool and input an earlier step of the run already called. */
+  repeatedCalls: number;
+  /** Output tokens of the summary requests: at 50 to 100 tokens a second, the time a step waits for a summary. */
+  summaryOutput: number;
+  /** Share of all prompt tokens (steps and summary requests) read from the prompt cache. */
+  cachedAll: number;
+  /** Wall time of the steps that compacted, in the strategy's `transformParams` (the summary request included), in milliseconds. */
+  compactingMs: number;
+  /** Compactions that cleared old tool results, and those that summarized (this middleware, clearing alone). */
+  kinds: { clear: number; summary: number } | undefined;
 }
 
-export async function runStrategy(strategy: Strategy, system = SYSTEM): Promise<Row> {
+export async function runStrategy(strategy: Strategy, system = SYSTEM, summaries: SummaryMode = 'honest'): Promise<Row> {
   // The agent keeps calling tools; each turn ends at its 50th step (stopWhen), so every strategy
   // that raises no error runs the same 500 steps and the totals compare like for like.
-  const server = await startProviderServer({ contextWindow: WINDOW, seed: 11, agent: { toolCallsPerTurn: 10_000 }, keepBodies: 0 });
-  const { middleware, compactions } = await strategy.start(WINDOW);
+  const agent = { toolCallsPerTurn: 10_000, ...(summaries === 'lossy' ? { summaryReply: lossySummary } : {}) };
+  const server = await startProviderServer({ contextWindow: WINDOW, seed: 11, agent, keepBodies: 0 });
+  const { middleware, compactions, kinds, compactingMs } = timed(await strategy.start(WINDOW));
   const base = createOpenAI({ baseURL: server.openaiBaseURL, apiKey: 'local' }).chat('local-coding-agent');
   const model = middleware.length === 0 ? base : wrapLanguageModel({ model: base, middleware });
   const project = createProjectTools(11);
@@ -100,26 +142,41 @@ export async function runStrategy(strategy: Strategy, system = SYSTEM): Promise<
   await server.close();
   const answered = server.requests.filter((request) => !request.rejected);
   const stepsSent = answered.filter((request) => !request.isSummaryRequest);
-  const summaries = answered.filter((request) => request.isSummaryRequest);
+  const summaryRequests = answered.filter((request) => request.isSummaryRequest);
   const shares = stepsSent.map((request) => request.promptTokens / CEILING);
-  const summaryTokens = summaries.reduce((sum, request) => sum + request.promptTokens, 0);
+  const summaryTokens = summaryRequests.reduce((sum, request) => sum + request.promptTokens, 0);
   // The step right after a compaction is the one whose prompt is smaller than the step before it
   // (a summary request prepared in the background comes before the step that sends it, not right
   // before it).
   const floors = stepsSent.filter((request, index) => index > 0 && request.promptTokens < stepsSent[index - 1]!.promptTokens).map((request) => request.promptTokens);
+  const called = new Set<string>();
+  let repeatedCalls = 0;
+  for (const request of stepsSent) {
+    for (const call of request.reply?.toolCalls ?? []) {
+      const key = `${call.name}:${call.args}`;
+      if (called.has(key)) repeatedCalls++;
+      called.add(key);
+    }
+  }
+  const billed = answered.reduce((sum, request) => sum + request.promptTokens, 0);
   return {
     name: strategy.name,
     steps,
     errors,
     rejections: server.requests.filter((request) => request.error === 'context_length_exceeded').length,
     compactions: compactions(),
-    summaryRequests: summaries.length,
+    summaryRequests: summaryRequests.length,
     meanShare: shares.reduce((a, b) => a + b, 0) / Math.max(1, shares.length),
     maxShare: Math.max(0, ...shares),
-    billed: answered.reduce((sum, request) => sum + request.promptTokens, 0),
-    cachedShare: summaryTokens === 0 ? undefined : summaries.reduce((sum, request) => sum + (request.cachedTokens ?? 0), 0) / summaryTokens,
+    billed,
+    cachedShare: summaryTokens === 0 ? undefined : summaryRequests.reduce((sum, request) => sum + (request.cachedTokens ?? 0), 0) / summaryTokens,
     floor: floors.length === 0 ? undefined : floors.reduce((a, b) => a + b, 0) / floors.length,
     overCeiling: stepsSent.filter((request) => request.promptTokens > CEILING).length,
+    repeatedCalls,
+    summaryOutput: summaryRequests.reduce((sum, request) => sum + request.outputTokens, 0),
+    cachedAll: billed === 0 ? 0 : answered.reduce((sum, request) => sum + (request.cachedTokens ?? 0), 0) / billed,
+    compactingMs: compactingMs(),
+    kinds: kinds?.(),
   };
 }
 
@@ -311,4 +368,45 @@ export async function runPreparing(): Promise<void> {
     ]),
   );
   console.log('"prepared, unused": background compactions whose checkpoint no step sent, and their share of all summary requests.');
+}
+
+/** The same session: summary only against clearing old tool results first, and clearing alone. */
+const CLEARING: Strategy[] = [
+  compacting('summary only', { clearToolResults: false }),
+  compacting('clearing, then summary', { clearToolResults: true }),
+  clearingAlone(),
+];
+
+/** `npm run bench -- clearing`: the three side by side, with honest and with lossy summaries. */
+export async function runClearing(): Promise<void> {
+  const rows: string[][] = [];
+  for (const summaries of ['honest', 'lossy'] as const) {
+    for (const strategy of CLEARING) {
+      const row = await runStrategy(strategy, SYSTEM, summaries);
+      rows.push([
+        row.name,
+        summaries,
+        String(row.steps),
+        String(row.errors),
+        String(row.rejections),
+        row.kinds === undefined ? '-' : `${row.kinds.clear} / ${row.kinds.summary}`,
+        String(row.summaryRequests),
+        String(row.repeatedCalls),
+        percent(row.meanShare),
+        percent(row.maxShare),
+        row.billed.toLocaleString('en-US'),
+        Math.round(row.billed * (1 - row.cachedAll)).toLocaleString('en-US'),
+        row.summaryOutput.toLocaleString('en-US'),
+        `${(row.compactingMs / 1000).toFixed(2)} s`,
+      ]);
+    }
+  }
+  console.log(`\nClearing old tool results: the ${TURNS * STEPS_PER_TURN}-step session, window ${WINDOW.toLocaleString('en-US')}, ceiling ${CEILING.toLocaleString('en-US')}`);
+  printTable(
+    ['strategy', 'summaries', 'steps', 'errors', 'overflows', 'clears / summaries', 'summary req', 'repeated calls', 'mean/ceiling', 'max/ceiling', 'input billed', 'not cached', 'summary output', 'compacting steps'],
+    rows,
+  );
+  console.log(
+    '"not cached": input billed less what the provider read from its prompt cache (billed at a tenth or so); "summary output": tokens the summaries took to write (a step waits for them, at 50 to 100 a second); "compacting steps": time in transformParams of the steps that compacted, against the local provider.',
+  );
 }

@@ -10,15 +10,22 @@
 import type { LanguageModelV3Prompt } from '@ai-sdk/provider';
 import type { LanguageModelMiddleware } from 'ai';
 import { type CompactionOptions, compaction } from '../src';
+import { clearToolOutputs, clearingEnd } from '../src/checkpoint/clear';
 import { SUMMARY_PROMPT } from '../src/checkpoint/prompts';
+import { recordBudget } from '../src/checkpoint/record';
 import { serialize } from '../src/checkpoint/serialize';
+import { DEFAULT_KEEP } from '../src/options';
+import { liveStart } from '../src/prompt/conversation';
 import type { Message } from '../src/prompt/types';
+import { ceiling } from '../src/sizing/ceiling';
 import { estimatePrompt } from '../src/sizing/estimate';
 
 /** One run's middleware, and how many times it compacted (trimmed, summarized) so far. */
 export interface StrategyRun {
   middleware: LanguageModelMiddleware[];
   compactions: () => number | undefined;
+  /** Of those, how many cleared old tool results and how many summarized (this middleware, clearing alone). */
+  kinds?: () => { clear: number; summary: number };
 }
 
 export interface Strategy {
@@ -48,9 +55,11 @@ export function compacting(name: string, options: StrategyOptions = {}, factory:
     name,
     start: async (window) => {
       const make = await factory();
-      let count = 0;
-      const middleware = make({ contextWindow: window, ...options, onCompaction: () => void count++ } as CompactionOptions);
-      return { middleware: [middleware], compactions: () => count };
+      const kinds = { clear: 0, summary: 0 };
+      // A build from before `kind` existed summarized every time.
+      const onCompaction = (record: { kind?: string }) => void (record.kind === 'clear' ? kinds.clear++ : kinds.summary++);
+      const middleware = make({ contextWindow: window, ...options, onCompaction } as CompactionOptions);
+      return { middleware: [middleware], compactions: () => kinds.clear + kinds.summary, kinds: () => ({ ...kinds }) };
     },
   };
 }
@@ -66,6 +75,69 @@ export function keepingLast(count: number, name = `keep the last ${count} messag
       return { middleware: [keepLast(count, () => void trims++)], compactions: () => trims };
     },
   };
+}
+
+/**
+ * Clearing alone, never a summary: the tool-result masking of the published study (SWE-agent on
+ * SWE-bench Verified), with this package's rule (src/checkpoint/clear.ts). At the ceiling (4
+ * characters a token) every tool output older than the newest `keep` tokens of the conversation,
+ * and not in its newest step, is cleared; from then on always up to that point, so later steps
+ * extend what was sent. Nothing else is done: past the window the provider rejects the step.
+ */
+export function clearingAlone(name = 'clearing alone'): Strategy {
+  return {
+    name,
+    start: async (window) => {
+      const limit = ceiling(window, undefined);
+      const keep = recordBudget(DEFAULT_KEEP, limit);
+      let clears = 0;
+      let clearedUpTo = 0;
+      const middleware: LanguageModelMiddleware = {
+        specificationVersion: 'v3',
+        transformParams: async ({ params }) => {
+          const system = params.prompt.filter((message) => message.role === 'system') as unknown as Message[];
+          const rest = params.prompt.filter((message) => message.role !== 'system') as unknown as Message[];
+          const sent = (upTo: number) => [...system, ...clearToolOutputs(rest, 0, Math.min(upTo, rest.length)).messages];
+          let prompt = sent(clearedUpTo);
+          if (estimatePrompt(prompt, params.tools as never) >= limit) {
+            const upTo = clearingEnd(rest, 0, liveStart(rest), keep);
+            if (upTo > clearedUpTo) {
+              clearedUpTo = upTo;
+              clears++;
+              prompt = sent(clearedUpTo);
+            }
+          }
+          return clearedUpTo === 0 ? params : { ...params, prompt: prompt as unknown as LanguageModelV3Prompt };
+        },
+      };
+      return { middleware: [middleware], compactions: () => clears, kinds: () => ({ clear: clears, summary: 0 }) };
+    },
+  };
+}
+
+/**
+ * A run with its `transformParams` timed on the steps that compact (the count of compactions
+ * changes during the call): the time those steps wait, the summary request included.
+ */
+export function timed(run: StrategyRun): StrategyRun & { compactingMs: () => number } {
+  let ms = 0;
+  const middleware = run.middleware.map((each): LanguageModelMiddleware => {
+    const transform = each.transformParams;
+    if (transform === undefined) return each;
+    return {
+      ...each,
+      transformParams: async (options) => {
+        const start = performance.now();
+        const before = run.compactions();
+        try {
+          return await transform(options);
+        } finally {
+          if (run.compactions() !== before) ms += performance.now() - start;
+        }
+      },
+    };
+  });
+  return { ...run, middleware, compactingMs: () => ms };
 }
 
 /** How a hand-written strategy sizes a prompt, in tokens. */

@@ -5,6 +5,7 @@ export { compactionOf } from './metadata';
 /** Options, per-call options, the middleware, and what it reports of a compaction. */
 export type {
   CompactionCallOptions,
+  CompactionKind,
   CompactionMetadata,
   CompactionMiddleware,
   CompactionOptions,

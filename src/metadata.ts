@@ -7,10 +7,12 @@ import type { CompactionMetadata, CompactionRecord } from './types';
 export function compactionOf(providerMetadata: unknown): CompactionMetadata | undefined {
   const value = (providerMetadata as { compaction?: unknown } | undefined)?.compaction;
   if (typeof value !== 'object' || value === null) return undefined;
-  const { reason, messagesCovered, tokensBefore, tokensAfter, summary } = value as Record<string, unknown>;
+  const { reason, kind, messagesCovered, tokensBefore, tokensAfter, summary } = value as Record<string, unknown>;
   if (reason !== 'auto' && reason !== 'overflow' && reason !== 'manual') return undefined;
   if (typeof messagesCovered !== 'number' || typeof tokensBefore !== 'number' || typeof tokensAfter !== 'number') return undefined;
-  return { reason, messagesCovered, tokensBefore, tokensAfter, summary: typeof summary === 'string' ? summary : '' };
+  // Metadata kept from an older version of this package (a stored chat) has no kind: it summarized.
+  const known = kind === 'clear' || kind === 'native' ? kind : 'summary';
+  return { reason, kind: known, messagesCovered, tokensBefore, tokensAfter, summary: typeof summary === 'string' ? summary : '' };
 }
 
 /**
@@ -19,8 +21,8 @@ export function compactionOf(providerMetadata: unknown): CompactionMetadata | un
  */
 export function withCompactionMetadata<T extends object>(result: T, record: CompactionRecord | undefined): T {
   if (record === undefined) return result;
-  const { reason, messagesCovered, tokensBefore, tokensAfter, summary } = record;
-  const metadata: CompactionMetadata = { reason, messagesCovered, tokensBefore, tokensAfter, summary };
+  const { reason, kind, messagesCovered, tokensBefore, tokensAfter, summary } = record;
+  const metadata: CompactionMetadata = { reason, kind, messagesCovered, tokensBefore, tokensAfter, summary };
   const providerMetadata = ((result as { providerMetadata?: unknown }).providerMetadata ?? {}) as Record<string, unknown>;
   return { ...result, providerMetadata: { ...providerMetadata, compaction: metadata } };
 }

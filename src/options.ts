@@ -14,6 +14,12 @@ export const DEFAULT_SUMMARY_OUTPUT_TOKENS = 32_000;
 /** The share of the ceiling at which the next checkpoint is prepared in the background (SPEC 14). */
 export const DEFAULT_PREPARE = 0.8;
 
+/** Whether old tool outputs are cleared before a summary is asked for (SPEC 13): decided by the benchmarks. */
+export const DEFAULT_CLEAR_TOOL_RESULTS = false;
+
+/** `clearToolResults` after validation: off, or on with its `keep` and `atLeast` (`undefined`: the defaults, which depend on the ceiling). */
+export type ClearSetting = false | { keep: number | undefined; atLeast: number | undefined };
+
 const positiveInteger = z.number().int().positive();
 const tokenCount = z.number().int().nonnegative();
 const share = z
@@ -69,6 +75,10 @@ const rules = {
   },
   waitUntil: { schema: functionValue, expected: 'a function taking a promise (after() of next/server, waitUntil of a host)' },
   estimate: { schema: functionValue, expected: 'a function (text) => tokens' },
+  clearToolResults: {
+    schema: z.union([z.boolean(), z.object({ keep: tokenCount.optional(), atLeast: tokenCount.optional() }).strict()]),
+    expected: 'true, false, or { keep?, atLeast? } with whole numbers of tokens (0 or more)',
+  },
 } as const;
 
 export type OptionName = keyof typeof rules | 'state';
@@ -90,6 +100,7 @@ export interface ResolvedOptions {
   waitUntil: ((promise: Promise<unknown>) => void) | undefined;
   /** A tokenizer for text, instead of the characters-a-token rule. */
   estimate: ((text: string) => number) | undefined;
+  clearToolResults: ClearSetting;
 }
 
 /** Validates options at construction: a bad one throws a `TypeError` naming the option and value. */
@@ -103,7 +114,8 @@ export function resolveOptions(options: Record<string, unknown>): ResolvedOption
     if (given === undefined) return undefined;
     const parsed = rules[name].schema.safeParse(given);
     if (!parsed.success) {
-      throw new TypeError(`ai-compaction: option ${name} must be ${rules[name].expected}, got ${describe(given)}`);
+      const shown = name === 'clearToolResults' ? describeSetting(given) : describe(given);
+      throw new TypeError(`ai-compaction: option ${name} must be ${rules[name].expected}, got ${shown}`);
     }
     return parsed.data as z.output<(typeof rules)[K]['schema']>;
   };
@@ -122,7 +134,21 @@ export function resolveOptions(options: Record<string, unknown>): ResolvedOption
     prepare: value('prepare') ?? DEFAULT_PREPARE,
     waitUntil: value('waitUntil') as ResolvedOptions['waitUntil'],
     estimate: value('estimate') as ResolvedOptions['estimate'],
+    clearToolResults: clearSetting(value('clearToolResults') ?? DEFAULT_CLEAR_TOOL_RESULTS),
   };
+}
+
+function clearSetting(given: boolean | { keep?: number | undefined; atLeast?: number | undefined }): ClearSetting {
+  if (given === false) return false;
+  return given === true ? { keep: undefined, atLeast: undefined } : { keep: given.keep, atLeast: given.atLeast };
+}
+
+/** A small settings object as JSON (`{"keep":-1}`), so an error shows the field at fault; anything else as `describe` shows it. */
+function describeSetting(value: unknown): string {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || Object.getPrototypeOf(value) !== Object.prototype) return describe(value);
+  const entries = Object.entries(value);
+  if (entries.length > 4 || entries.some(([, item]) => typeof item === 'object' || typeof item === 'function')) return describe(value);
+  return `{ ${entries.map(([key, item]) => `${key}: ${describe(item)}`).join(', ')} }`;
 }
 
 export function describe(value: unknown): string {

@@ -6,10 +6,18 @@ import type { CompactionStore } from './store/types';
 /** Why a compaction ran. */
 export type CompactionReason = 'auto' | 'overflow' | 'manual';
 
+/**
+ * What a compaction did: `summary`, a checkpoint of a summary and record; `clear`, old tool outputs
+ * cleared, no model call (`clearToolResults`); `native`, the provider's own compaction item.
+ */
+export type CompactionKind = 'summary' | 'clear' | 'native';
+
 /** What `last()` returns and `onCompaction` receives: one compaction. */
 export interface CompactionRecord {
   reason: CompactionReason;
-  /** Messages of the caller's conversation the checkpoint stands in for. */
+  /** What the compaction did. */
+  kind: CompactionKind;
+  /** Messages of the caller's conversation the checkpoint stands in for; for a clearing, the messages whose old tool outputs it clears. */
   messagesCovered: number;
   /** Estimated (or provider-counted) size of the prompt before, in tokens. */
   tokensBefore: number;
@@ -22,6 +30,8 @@ export interface CompactionRecord {
   native?: { provider: 'openai' | 'anthropic'; item: Record<string, unknown> };
   /** `true` when the checkpoint was prepared in the background ahead of the step that first sent it (`prepare`). */
   prepared?: boolean;
+  /** For a clearing: how many tool outputs it replaced, and the characters of text they held (summary and record are empty). */
+  cleared?: { toolResults: number; characters: number };
 }
 
 /** Options of `compaction()`. Every one is optional. */
@@ -86,11 +96,24 @@ export interface CompactionOptions {
    * @default 4 characters a token, then the characters a token learned from each model's counts
    */
   estimate?: (text: string) => number;
+  /**
+   * Before a summary is asked for, clear old tool outputs: at the ceiling, the output of every tool
+   * result older than the newest `keep` tokens (and not in the newest step) goes out as
+   * `[tool result cleared: N characters]`, with every call, result part and word kept. No model
+   * call. Used when it frees at least `atLeast` tokens and brings the prompt to at most half the
+   * ceiling; otherwise a summary is made, over the cleared messages.
+   * `keep` defaults to the record's budget (`keep`, at most a quarter of the ceiling), `atLeast`
+   * to a quarter of the ceiling.
+   * @default false
+   */
+  clearToolResults?: boolean | { keep?: number; atLeast?: number };
 }
 
 /** What the step that compacted carries in its result's `providerMetadata.compaction`. */
 export interface CompactionMetadata {
   reason: CompactionReason;
+  /** What the compaction did (`summary` when an older version of this package wrote it). */
+  kind: CompactionKind;
   messagesCovered: number;
   tokensBefore: number;
   tokensAfter: number;

@@ -1,3 +1,4 @@
+import { clearToolOutputs } from './checkpoint/clear';
 import { afterCheckpoint } from './checkpoint/live';
 import { checkpointMessage } from './checkpoint/message';
 import { boundaryEnd, nativeBoundary } from './native/items';
@@ -51,9 +52,14 @@ export function outgoingPrompt(view: StepView): Message[] {
   return view.system.length === 0 ? view.sent : [...view.system, ...view.sent];
 }
 
-/** Where the conversation not yet covered by a checkpoint or a provider item begins. */
+/**
+ * Where the conversation not yet covered by a checkpoint or a provider item begins. Messages whose
+ * tool outputs a clearing replaced (SPEC 13) still go out, so they are not covered: a summary
+ * covers them.
+ */
 export function coveredUpTo(view: Pick<StepView, 'checkpoint' | 'boundaryEnd'>): number {
-  return view.checkpoint === undefined ? view.boundaryEnd : view.checkpoint.length;
+  if (view.checkpoint === undefined) return view.boundaryEnd;
+  return view.checkpoint.clear === undefined ? view.checkpoint.length : view.checkpoint.clear.from;
 }
 
 /** The stand-in messages for a checkpoint (or a provider item in the conversation), and what goes out. */
@@ -62,6 +68,12 @@ export function arrange(
   checkpoint: StoredCheckpoint | undefined,
   boundary: number,
 ): { standIn: Message[]; sent: Message[] } {
+  // A clearing goes out as the checkpoint it was made on, over the messages with their old tool outputs cleared.
+  if (checkpoint?.clear !== undefined) {
+    const { clear, ...base } = checkpoint;
+    const cleared = clearToolOutputs(conversation, clear.from, checkpoint.length).messages;
+    return arrange(cleared, clear.base ? { ...base, length: clear.from } : undefined, boundary);
+  }
   const leadEnd = boundaryEnd(conversation, boundary);
   const lead = boundary >= 0 ? conversation.slice(boundary, leadEnd) : [];
   let standIn: Message[];

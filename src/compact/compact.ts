@@ -1,3 +1,4 @@
+import { clearToolOutputs } from '../checkpoint/clear';
 import { collectIdentifiers, identifierBudget, withoutIdentifiersSection } from '../checkpoint/identifiers';
 import { recordBudget, selectRecord } from '../checkpoint/record';
 import { summarize } from '../checkpoint/summarize';
@@ -10,6 +11,7 @@ import { charsPerTokenOf, estimateMessages } from '../sizing/estimate';
 import { type StoredCheckpoint, readableBy } from '../store/records';
 import type { CompactionReason, CompactionRecord } from '../types';
 import { type StepView, coveredUpTo, totalSize, withCheckpoint } from '../view';
+import { clearFirst } from './clear';
 import { singleFlight } from './flight';
 import { placeHold } from './holds';
 import { report } from './report';
@@ -40,27 +42,38 @@ interface Job extends CompactRequest {
 
 /** Compacts a step (once among concurrent steps that need the same compaction) and returns the view to send. */
 export async function compact(engine: Engine, request: CompactRequest): Promise<StepView> {
+  const { view, reason, target } = request;
+  const { end } = coverage(request);
+  // The cheap tier first: old tool outputs cleared, no model call (SPEC 13).
+  const cleared = await clearFirst(engine, { view, reason, model: request.model, limit: request.limit, target, end });
+  if (cleared !== undefined) return cleared;
   const made = await compactOnce(engine, request);
   // A compaction prepared in the background that this step joined: this step sends it first.
-  if (made.prepared === true) return sendPrepared(engine, request.view, made.checkpoint);
-  return place(request.view, made);
+  if (made.prepared === true) return sendPrepared(engine, view, made.checkpoint);
+  return place(view, made);
 }
 
 /**
- * Runs the compaction a step needs, or joins the same one under way (a step's, or one being prepared
- * in the background: SPEC 11, 14), and returns what it made.
+ * Runs the summary (or the provider's item) a step needs, or joins the same one under way (a
+ * step's, or one being prepared in the background: SPEC 11, 14), and returns what it made.
  */
 export async function compactOnce(engine: Engine, request: CompactRequest): Promise<Made> {
   const { view, reason, target } = request;
+  const { from, end } = coverage(request);
+  const job: Job = { ...request, from, end, digest: await view.digests!.of(end) };
+  const key = `${reason === 'overflow' ? `${target}:` : ''}${job.digest}`;
+  return singleFlight(engine.flights, key, view.params.abortSignal, () => reuseOrRun(engine, job));
+}
+
+/** What a compaction covers, `from` to `end` of the conversation; throws when there is nothing older to compact. */
+function coverage({ view, reason }: CompactRequest): { from: number; end: number } {
   // What stays live (a new user turn, or the newest step of a tool loop) is never covered.
   const end = liveStart(view.conversation);
   const from = coveredUpTo(view);
   if (end === 0 || end < from || view.digests === undefined || (end === from && reason === 'auto')) {
     throw new CompactionError({ reason: 'nothing-to-compact', message: 'there is no older conversation to compact' });
   }
-  const job: Job = { ...request, from, end, digest: await view.digests.of(end) };
-  const key = `${reason === 'overflow' ? `${target}:` : ''}${job.digest}`;
-  return singleFlight(engine.flights, key, view.params.abortSignal, () => reuseOrRun(engine, job));
+  return { from, end };
 }
 
 /** This step's view with a checkpoint made for it or for a concurrent step of the same conversation. */
@@ -70,11 +83,14 @@ function place(view: StepView, made: Made): StepView {
   return next;
 }
 
-/** A concurrent step may have made this very checkpoint a moment ago: use it rather than summarize again. */
+/**
+ * A concurrent step may have made this very checkpoint a moment ago: use it rather than summarize
+ * again. A clearing of the same messages is no summary of them: one is made.
+ */
 async function reuseOrRun(engine: Engine, job: Job): Promise<Made> {
   const { view, digest, end, model } = job;
   const existing = digest === view.checkpoint?.digest ? undefined : await engine.keeper.checkpoint(digest, end);
-  if (existing === undefined || !readableBy(existing, modelKey(model))) return run(engine, job);
+  if (existing === undefined || existing.clear !== undefined || !readableBy(existing, modelKey(model))) return run(engine, job);
   // Prepared again (by another instance, or before a restart): listed as prepared, still held back.
   if (job.prepare === true && view.threadDigest !== undefined) {
     await engine.keeper.savePrepared(view.threadDigest, existing);
@@ -111,8 +127,9 @@ async function run(engine: Engine, { view, reason, model, window, target, limit,
       previous: view.standIn,
       sent: request.sent,
       // What the shortened request (6.6) must carry: the newly covered messages the record does not
-      // hold, or all of them when the record reaches back past them (it draws on the whole prefix).
-      beforeRecord: view.conversation.slice(from, record.start > from ? record.start : end),
+      // hold, or all of them when the record reaches back past them (it draws on the whole prefix);
+      // over messages whose old tool outputs were cleared, as they were sent.
+      beforeRecord: asSent(view).slice(from, record.start > from ? record.start : end),
       size: request.size,
       window,
       summaryOutputTokens: settings.summaryOutputTokens,
@@ -153,8 +170,9 @@ async function run(engine: Engine, { view, reason, model, window, target, limit,
     if (!saved) engine.warn('ai-compaction: the checkpoint could not be stored; this step uses it, later steps may compact again');
   }
   if (noProgress && reason !== 'overflow') await placeHold(engine, next, tokensAfter, target, 'the compaction made no progress');
-  const record = {
+  const record: CompactionRecord = {
     reason,
+    kind: native === undefined ? 'summary' : 'native',
     messagesCovered: end,
     tokensBefore,
     tokensAfter,
@@ -164,6 +182,12 @@ async function run(engine: Engine, { view, reason, model, window, target, limit,
   };
   report(engine, record);
   return { checkpoint, record };
+}
+
+/** The caller's conversation with the tool outputs its clearing replaced, if its checkpoint is one. */
+function asSent(view: StepView): Message[] {
+  const clear = view.checkpoint?.clear;
+  return clear === undefined ? view.conversation : clearToolOutputs(view.conversation, clear.from, view.checkpoint!.length).messages;
 }
 
 /**
@@ -184,6 +208,7 @@ export function reportPrepared(engine: Engine, view: StepView, next: StepView): 
   const { native } = checkpoint;
   const record: CompactionRecord = {
     reason: checkpoint.reason,
+    kind: native === undefined ? 'summary' : 'native',
     messagesCovered: checkpoint.length,
     tokensBefore: totalSize(view),
     tokensAfter: totalSize(next),

@@ -7,6 +7,7 @@ import { estimatePrompt } from '../sizing/estimate';
 import { type StoredCheckpoint, readableBy } from '../store/records';
 import { type StepView, coveredUpTo, totalSize, withCheckpoint } from '../view';
 import { compactBeforeStep } from './before-step';
+import { planClearing } from './clear';
 import { compactOnce, promotePrepared, reportPrepared } from './compact';
 import type { Plan } from './decide';
 import { untilAborted } from './flight';
@@ -49,8 +50,9 @@ export async function prepareAhead(engine: Engine, view: StepView, model: Model,
   const from = coveredUpTo(view);
   const end = liveStart(view.conversation);
   if (end <= from) return;
-  // Clearing old tool results (SPEC 13) hooks in here: with it on, nothing is prepared while
-  // clearing alone would bring the prompt under its target (it needs no model call at the ceiling).
+  // With clearing old tool results on (SPEC 13), nothing is prepared while clearing alone would
+  // bring the prompt under its target: it needs no model call, the step at the ceiling clears.
+  if (planClearing(engine.settings, { view, reason: 'auto', model, limit, target: undefined, end }) !== undefined) return;
 
   // Concurrent steps of one conversation check and start in turn, so that one starts it.
   const thread = threadOf(engine, threadDigest);

@@ -44,8 +44,33 @@ export const checkpointSchema = z
       })
       .strict()
       .optional(),
+    /**
+     * Old tool outputs cleared (SPEC 13): it stands for the messages it covers sent with the output
+     * of each tool result from `from` on replaced by a note. Its summary, record, identifiers, step
+     * and native item are those of the checkpoint it was made on (`base`), which covers the messages
+     * before `from`; without a base they are empty.
+     */
+    clear: z
+      .object({
+        /** Where clearing starts: the end of what the checkpoint under it covers. */
+        from: z.number().int().nonnegative(),
+        /** Whether it was made on a checkpoint (a summary or a provider's item) covering the messages before `from`. */
+        base: z.boolean(),
+        /** How long the conversation was when it was made: the growth since says whether it made room (SPEC 13). */
+        at: z.number().int().positive(),
+        /** Tool results cleared, and the characters of text their outputs held. */
+        outputs: count,
+        characters: count,
+      })
+      .strict()
+      .optional(),
   })
   .strict()
+  .refine((checkpoint) => checkpoint.clear === undefined || (checkpoint.clear.from < checkpoint.length && checkpoint.clear.at >= checkpoint.length), {
+    // A predicate of the field: a refused state reads `checkpoints.<digest>.clear must start ...`.
+    message: 'must start before the end of what it covers, made on a conversation at least that long',
+    path: ['clear'],
+  })
   // The kept user messages are among those it covers, in order: each goes out once, after the item.
   .refine((checkpoint) => checkpoint.native === undefined || checkpoint.native.keep.every((index, at, keep) => index < checkpoint.length && (at === 0 || keep[at - 1]! < index)), {
     // A predicate of the field: a refused state reads `checkpoints.<digest>.native.keep must list ...`.

@@ -29,6 +29,7 @@ describe('resolveOptions', () => {
         native: false,
         prepare: 0.8,
         waitUntil: undefined,
+        clearToolResults: false,
       });
       expect(DEFAULT_KEEP).toBe(15_000);
       expect(DEFAULT_SUMMARY_OUTPUT_TOKENS).toBe(32_000);

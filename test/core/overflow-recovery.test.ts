@@ -352,7 +352,7 @@ describe('providerMetadata.compaction', () => {
     const wrapped = wrap(model, middleware);
     middleware.compactNext();
     const compacted = (await wrapped.doGenerate({ prompt: long() })) as { providerMetadata?: Record<string, unknown> };
-    expect(compacted.providerMetadata?.compaction).toEqual({ reason: 'manual', messagesCovered: 2, tokensBefore: 12_001, tokensAfter: middleware.last()!.tokensAfter, summary: SUMMARY });
+    expect(compacted.providerMetadata?.compaction).toEqual({ reason: 'manual', kind: 'summary', messagesCovered: 2, tokensBefore: 12_001, tokensAfter: middleware.last()!.tokensAfter, summary: SUMMARY });
     expect(compactionOf(compacted.providerMetadata)).toEqual(compacted.providerMetadata?.compaction);
     const plain = (await wrapped.doGenerate({ prompt: [...long(), assistant('ok'), user('more')] })) as { providerMetadata?: Record<string, unknown> };
     expect(plain.providerMetadata?.compaction).toBeUndefined();

@@ -9,7 +9,7 @@ import type { Message } from '../../src/prompt/types';
 import { estimatePrompt } from '../../src/sizing/estimate';
 import { SUMMARY, isSummaryPrompt, textResult, usage } from '../support/models';
 import { MockLanguageModel } from '../support/models';
-import { assistant, recordingLogger, scriptedModel, system, textOf, user, wrap } from '../support/harness';
+import { assistant, recordingLogger, scriptedModel, system, textOf, toolCall, toolResult, user, wrap } from '../support/harness';
 
 // SPEC 14. A 20,000-token window has a 17,000-token ceiling (SPEC 4); `prepare: 0.8` prepares from
 // 13,600. `tokens(n)` is exactly n estimated tokens; the scripted provider counts prompts as the
@@ -170,6 +170,7 @@ describe('prepare (SPEC 14)', () => {
       expect(middleware.last()).toEqual(record);
       expect(result.providerMetadata?.compaction).toEqual({
         reason: 'auto',
+        kind: 'summary',
         messagesCovered: 14,
         tokensBefore: record.tokensBefore,
         tokensAfter: record.tokensAfter,
@@ -457,6 +458,45 @@ describe('prepare (SPEC 14)', () => {
       await wrapped.doGenerate({ prompt: atCeiling() });
       expect(scripted.summaryCalls()).toHaveLength(1);
       expect(middleware.last()).toMatchObject({ messagesCovered: 14, prepared: true });
+    });
+  });
+
+  describe('with clearing old tool results on (SPEC 13)', () => {
+    /** A task and `steps` tool calls each answered with a 2,000-token output, ending with tool results. */
+    const toolLoop = (steps: number): Message[] => {
+      const messages: Message[] = [user('Read every file.')];
+      for (let index = 0; index < steps; index++) {
+        messages.push(toolCall(`call-${index}`, 'read_file', { path: `src/file-${index}.ts` }), toolResult(`call-${index}`, 'read_file', tokens(2_000, 'r')));
+      }
+      return messages;
+    };
+
+    it('should prepare nothing while clearing alone would bring the prompt under its target, and clear at the ceiling', async () => {
+      const scripted = scriptedModel();
+      const { middleware, background, settled, records } = collecting({ clearToolResults: true });
+      const wrapped = wrap(scripted.model, middleware);
+      // ~14,100 tokens, in the band: almost all of it old tool output.
+      await wrapped.doGenerate({ prompt: toolLoop(7) });
+      await settled();
+      expect(background).toHaveLength(0);
+      expect(scripted.summaryCalls()).toHaveLength(0);
+      // At the ceiling it clears, with no model call.
+      await wrapped.doGenerate({ prompt: toolLoop(9) });
+      expect(scripted.summaryCalls()).toHaveLength(0);
+      expect(records).toEqual([expect.objectContaining({ kind: 'clear' })]);
+    });
+
+    it('should prepare a summary when clearing would not be enough', async () => {
+      const scripted = scriptedModel();
+      const { middleware, background, settled, records } = collecting({ clearToolResults: true });
+      const wrapped = wrap(scripted.model, middleware);
+      // No tool output at all: nothing to clear.
+      await wrapped.doGenerate({ prompt: band() });
+      await settled();
+      expect(background).toHaveLength(1);
+      await wrapped.doGenerate({ prompt: atCeiling() });
+      expect(scripted.summaryCalls()).toHaveLength(1);
+      expect(records).toEqual([expect.objectContaining({ kind: 'summary', prepared: true, messagesCovered: 14 })]);
     });
   });
 

@@ -1,21 +1,28 @@
 // The scripted model: a deterministic coding agent working on the seeded project (project.ts).
 //
+// It stands in for a real model, so it knows only what its prompt shows: it reads the prompt as
+// text (every message, every role, wherever a fact stands) with the same rules for every way a
+// conversation was compacted. It knows no tag, wrapper or record format of any middleware; the
+// only conventions it relies on are its own: the tool names it calls (`read_file`, `run_command`,
+// `search`) and the line `Tool calls in the current turn: N` that every summary it writes carries.
+//
 // Policy, given the request's conversation:
-// - A summary request (the last message is a user message that starts with `You MUST summarize
-//   the conversation above`, asks to `update the existing checkpoint`, or starts with `The
-//   previous response did not fill in the required summary template`) gets the filled summary
-//   template, never a tool call.
-// - Otherwise, with the project tools (`read_file`, `run_command`, `search`) available: let n be
-//   the number of tool results since the last real user message (through a checkpoint too: the
-//   summaries this agent writes carry `Tool calls in the current turn: N`). While
-//   n < toolCallsPerTurn it makes plan step n (a pure function of seed and n: run the tests,
-//   read the files in the stack traces, search for the symbols, run single test files, then a
-//   seeded mix), sometimes two reads at once, often with one short sentence before the call.
-//   At the limit it answers with a final text.
+// - A summary request (the last message is a user message whose last text starts with `You MUST
+//   summarize the conversation above`, asks to `update the existing checkpoint`, or starts with
+//   `The previous response did not fill in the required summary template`) gets the filled
+//   summary template, never a tool call.
+// - Otherwise, with the project tools available: let n be the turn counter (see
+//   `toolCallsThisTurn`): the tool results since the last real user message, on top of the newest
+//   `Tool calls in the current turn: N` of one of its own summaries when that came later. A user
+//   text that carries such a counter is one of its own summaries (context, not a new user turn); a
+//   summary instruction is not a user turn either. While n < toolCallsPerTurn it makes plan step n
+//   (a pure function of seed and n: run the tests, read the files in the stack traces, search for
+//   the symbols, run single test files, then a seeded mix), sometimes two reads at once, often with
+//   one short sentence before the call. At the limit it answers with a final text.
 // - Without those tools (or with tool choice `none`) it answers with text.
 
-import type { ApiName, Message, ToolChoice } from './conversation';
-import { messageText, plainText } from './conversation';
+import type { ApiName, Message, Part, ToolChoice } from './conversation';
+import { messageText } from './conversation';
 import { getProject, type Project } from './project';
 import { pick, rng } from './random';
 
@@ -52,27 +59,37 @@ export interface AgentScript {
 export const PROJECT_TOOLS = ['read_file', 'run_command', 'search'] as const;
 type ProjectTool = (typeof PROJECT_TOOLS)[number];
 
-const CHECKPOINT_OPEN = '<conversation-checkpoint>';
+/** The agent's own convention: every summary it writes carries this line. */
 export const TURN_COUNTER = /Tool calls in the current turn: (\d+)/g;
 
 // ---------------------------------------------------------------------------------------------
 // reading the conversation
 
+const SUMMARIZE = /^\s*You MUST summarize the conversation above/;
+const UPDATE = /update the existing checkpoint/i;
+const REMINDER = /^\s*The previous response did not fill in the required summary template/;
+
+/** The kind of summary instruction a text is, if it is one. */
+function instructionKind(text: string): SummaryKind | undefined {
+  if (REMINDER.test(text)) return 'reminder';
+  if (SUMMARIZE.test(text)) return UPDATE.test(text) ? 'update' : 'first';
+  if (UPDATE.test(text)) return 'update';
+  return undefined;
+}
+
+function isInstruction(message: Message, part: Part): boolean {
+  return message.role === 'user' && part.type === 'text' && instructionKind(part.text) !== undefined;
+}
+
+/**
+ * The kind of summary request a message is: a user message whose last text is a summary
+ * instruction (Anthropic merges consecutive user messages, so the instruction can share a message
+ * with the text before it; the last text decides).
+ */
 export function summaryKindOf(message: Message): SummaryKind | undefined {
   if (message.role !== 'user') return undefined;
-  const text = plainText(message);
-  if (text.length === 0) return undefined;
-  if (/^\s*The previous response did not fill in the required summary template/m.test(text)) return 'reminder';
-  // Anthropic merges consecutive user messages: a checkpoint followed by a summary instruction
-  // arrives as one message, so the last text part decides.
-  const lastPart = [...message.parts].reverse().find((part) => part.type === 'text');
-  const lastText = lastPart && 'text' in lastPart ? String(lastPart.text) : '';
-  if (/^\s*You MUST summarize the conversation above/m.test(lastText)) return /update the existing checkpoint/i.test(lastText) ? 'update' : 'first';
-  if (isCheckpoint(message)) return undefined;
-  if (/update the existing checkpoint/i.test(text)) return 'update';
-  if (/^\s*You MUST summarize the conversation above/m.test(text)) return 'first';
-  if (text.includes('conversation-checkpoint') && /summar/i.test(text)) return 'update';
-  return undefined;
+  const last = message.parts.filter((part): part is Extract<Part, { type: 'text' }> => part.type === 'text' && part.text.trim().length > 0).at(-1);
+  return last ? instructionKind(last.text) : undefined;
 }
 
 /** The kind of summary request, when the request's last message is one. */
@@ -81,56 +98,52 @@ export function detectSummary(messages: Message[]): SummaryKind | undefined {
   return last ? summaryKindOf(last) : undefined;
 }
 
-function isCheckpoint(message: Message): boolean {
-  return message.role === 'user' && plainText(message).trimStart().startsWith(CHECKPOINT_OPEN);
+/** The newest turn counter in a text (one of the agent's own summaries), if any. */
+function counterIn(text: string): number | undefined {
+  const last = [...text.matchAll(TURN_COUNTER)].at(-1);
+  return last ? Number(last[1]) : undefined;
 }
 
-function isRealUser(message: Message): boolean {
-  return message.role === 'user' && plainText(message).trim().length > 0 && !isCheckpoint(message) && summaryKindOf(message) === undefined;
+/** A text the user typed: a user text that is neither a summary instruction nor one of the agent's own summaries. */
+function isUserWords(message: Message, part: Part): part is Extract<Part, { type: 'text' }> {
+  return message.role === 'user' && part.type === 'text' && part.text.trim().length > 0 && !isInstruction(message, part) && counterIn(part.text) === undefined;
 }
 
-function toolResults(messages: Message[]): number {
-  let n = 0;
-  for (const m of messages) for (const p of m.parts) if (p.type === 'tool-result') n++;
-  return n;
-}
-
-function between(text: string, open: string, close: string): string | undefined {
-  const start = text.lastIndexOf(open);
-  if (start === -1) return undefined;
-  const end = text.indexOf(close, start + open.length);
-  return text.slice(start + open.length, end === -1 ? undefined : end);
-}
-
-/** Tool calls made in the current turn (see the policy above). */
+/**
+ * Tool calls made in the current turn: the tool results after the newest of (the last text the
+ * user typed, the newest turn counter in any text), plus that counter when it is the newer one.
+ */
 export function toolCallsThisTurn(messages: Message[]): number {
-  let user = -1;
-  let checkpoint = -1;
-  messages.forEach((m, i) => {
-    if (isRealUser(m)) user = i;
-    if (isCheckpoint(m)) checkpoint = i;
-  });
-  if (user > checkpoint) return toolResults(messages.slice(user + 1));
-  if (checkpoint === -1) return toolResults(messages);
-  return checkpointTurnCount(plainText(messages[checkpoint]!)) + toolResults(messages.slice(checkpoint + 1));
-}
-
-function checkpointTurnCount(text: string): number {
-  const summary = between(text, '<summary>', '</summary>') ?? '';
-  const counters = [...summary.matchAll(TURN_COUNTER)];
-  const last = counters[counters.length - 1];
-  if (last) return Number(last[1]);
-  const record = between(text, '<recent-context>', '</recent-context>') ?? '';
-  const lines = record.split('\n');
-  let start = 0;
-  lines.forEach((l, i) => {
-    if (l.startsWith('[User]:')) start = i;
-  });
-  return lines.slice(start).filter((l) => /^\[Tool (?:result|error)\]/.test(l)).length;
+  let base = 0;
+  let since = 0;
+  for (const message of messages) {
+    for (const part of message.parts) {
+      if (part.type === 'tool-result') {
+        since++;
+        continue;
+      }
+      if (part.type !== 'text' || isInstruction(message, part)) continue;
+      const counter = counterIn(part.text);
+      if (counter !== undefined) {
+        base = counter;
+        since = 0;
+      } else if (isUserWords(message, part)) {
+        base = 0;
+        since = 0;
+      }
+    }
+  }
+  return base + since;
 }
 
 function lastUserText(messages: Message[]): string {
-  for (let i = messages.length - 1; i >= 0; i--) if (isRealUser(messages[i]!)) return plainText(messages[i]!).trim();
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!;
+    for (let j = message.parts.length - 1; j >= 0; j--) {
+      const part = message.parts[j]!;
+      if (isUserWords(message, part)) return part.text.trim();
+    }
+  }
   return '';
 }
 
@@ -253,25 +266,35 @@ const cap = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 // ---------------------------------------------------------------------------------------------
 // the summary
 
-const SECTION = /^(#{2,3}) (.+)$/;
+// The template's headings (the summary instruction shows them); a summary's sections are found
+// by them wherever they stand, even after other text on the line.
+const HEADING = /(?:^|\s)#{2,3} (Objective|Requirements|Decisions|Work State|Completed|Active|Blocked|Next Move|Relevant Files|Important Context)\s*$/;
+const ITEM = /^(?:[-*]|\d+\.)\s/;
 
-function sections(summary: string): Map<string, string[]> {
+/** The items of each heading of the template in a text: the list lines after it; the newest occurrence of a heading wins. */
+function sections(text: string): Map<string, string[]> {
   const out = new Map<string, string[]>();
-  let current: string | undefined;
-  for (const line of summary.split('\n')) {
-    const m = SECTION.exec(line.trim());
-    if (m) {
-      current = m[2]!.trim();
-      out.set(current, []);
+  let current: string[] | undefined;
+  for (const raw of text.split('\n')) {
+    const line = raw.trim();
+    const heading = HEADING.exec(line);
+    if (heading) {
+      current = [];
+      out.set(heading[1]!, current);
       continue;
     }
-    if (current && line.trim().length > 0) out.get(current)!.push(line.trim());
+    if (current === undefined || line.length === 0) continue;
+    if (ITEM.test(line)) current.push(line);
+    else current = undefined;
   }
   return out;
 }
 
-const ERROR = /\b((?:TypeError|RangeError|ReferenceError|SyntaxError|AssertionError|Error): [^\n"\\]{3,160})/g;
+// An error's first line, up to a quote, backtick, backslash or the end of its sentence.
+const ERROR = /\b((?:TypeError|RangeError|ReferenceError|SyntaxError|AssertionError|Error): (?:[^\n"\\`.]|\.(?=\S)){3,160})/g;
 const LOCATION = /\b((?:src|test)\/[\w./-]+\.(?:ts|tsx|js|mjs)):(\d+):(\d+)/g;
+/** A call of one of its own tools written out as text (a transcript, a record, a quoted call). */
+const CALL_TEXT = /\b(read_file|run_command|search)\((\{[^\n]*?\})\)/g;
 
 function oneLine(text: string, max = 200): string {
   const t = text.replace(/\s+/g, ' ').trim();
@@ -282,6 +305,11 @@ function uniq<T>(items: T[]): T[] {
   return [...new Set(items)];
 }
 
+/**
+ * The filled summary template, from the facts of the whole prompt (the summary instructions left
+ * out): previous summaries' sections wherever they stand, calls of its tools as tool calls or as
+ * text, errors, locations, test counts and git state from any text, the user's words.
+ */
 export function summaryReply(seed: number, messages: Message[]): string {
   const project = getProject(seed);
   let cut = messages.findIndex((m) => {
@@ -289,39 +317,26 @@ export function summaryReply(seed: number, messages: Message[]): string {
     return k === 'first' || k === 'update';
   });
   if (cut === -1) cut = messages.length - 1;
-  const conversation = withLeadingResults(messages, cut).filter((m) => m.role !== 'system');
+  // everything before the (first) instruction, and what shares its message with it
+  const conversation = messages
+    .slice(0, cut + 1)
+    .map((m) => ({ ...m, parts: m.parts.filter((p) => !isInstruction(m, p)) }))
+    .filter((m) => m.parts.length > 0);
 
   const users: string[] = [];
   const calls: { name: string; input: Record<string, unknown> }[] = [];
-  const results: string[] = [];
-  let previous = new Map<string, string[]>();
   for (const m of conversation) {
-    if (isCheckpoint(m)) {
-      const text = plainText(m);
-      previous = sections(between(text, '<summary>', '</summary>') ?? '');
-      const record = between(text, '<recent-context>', '</recent-context>') ?? '';
-      for (const line of record.split(/\n(?=\[)/)) {
-        if (line.startsWith('[User]:')) users.push(line.slice(7).trim());
-        const call = /^\[Assistant tool call\]: (\w+)\((.*)\)\s*$/s.exec(line);
-        if (call) calls.push({ name: call[1]!, input: parseInput(call[2]!) });
-        if (/^\[Tool (?:result|error)\]:/.test(line)) results.push(line);
-      }
-      continue;
-    }
-    if (isRealUser(m)) users.push(plainText(m).trim());
     for (const p of m.parts) {
+      if (isUserWords(m, p)) users.push(p.text.trim());
       if (p.type === 'tool-call') calls.push({ name: p.name, input: parseInput(p.args) });
-      if (p.type === 'tool-result') results.push(p.text);
+      if (p.type === 'text') for (const c of p.text.matchAll(CALL_TEXT)) calls.push({ name: c[1]!, input: parseInput(c[2]!) });
     }
-    if (m.role !== 'user' && m.role !== 'tool') continue;
-    // transcripts (a summary request sent as text) carry calls and results inline
-    for (const c of plainText(m).matchAll(/\b(read_file|run_command|search)\((\{[^\n]*?\})\)/g)) calls.push({ name: c[1]!, input: parseInput(c[2]!) });
   }
-  const resultText = results.join('\n');
-  const allText = conversation.map(messageText).join('\n');
+  const allText = conversation.map(messageText).join('\n\n');
+  const previous = sections(allText);
 
-  const errors = uniq([...resultText.matchAll(ERROR)].map((m) => m[1]!.trim().replace(/[.,;:]$/, ''))).filter((e) => !e.startsWith('Error: ENOENT'));
-  const locations = uniq([...resultText.matchAll(LOCATION)].map((m) => `${m[1]}:${m[2]}:${m[3]}`));
+  const errors = uniq([...allText.matchAll(ERROR)].map((m) => m[1]!.trim().replace(/[.,;:]$/, ''))).filter((e) => !e.startsWith('Error: ENOENT'));
+  const locations = uniq([...allText.matchAll(LOCATION)].map((m) => `${m[1]}:${m[2]}:${m[3]}`));
   const reads = uniq(calls.filter((c) => c.name === 'read_file').map((c) => String(c.input.path ?? '')).filter(Boolean));
   const commands = uniq(calls.filter((c) => c.name === 'run_command').map((c) => String(c.input.command ?? '')).filter(Boolean));
   const searches = uniq(calls.filter((c) => c.name === 'search').map((c) => String(c.input.query ?? '')).filter(Boolean));
@@ -329,15 +344,15 @@ export function summaryReply(seed: number, messages: Message[]): string {
   // the latest full run: the run with the most tests
   let testLine: string | undefined;
   let testTotal = 0;
-  for (const m of resultText.matchAll(/Tests\s+(\d+ failed \| \d+ passed \((\d+)\))/g)) {
+  for (const m of allText.matchAll(/Tests\s+(\d+ failed \| \d+ passed \((\d+)\))/g)) {
     if (Number(m[2]) >= testTotal) {
       testTotal = Number(m[2]);
       testLine = m[1];
     }
   }
-  const branch = /On branch (\S+)/.exec(resultText)?.[1];
-  const modified = uniq([...resultText.matchAll(/modified:\s+(\S+)/g)].map((m) => m[1]!));
-  const turn = toolCallsThisTurn(withLeadingResults(messages, cut));
+  const branch = /On branch (\S+)/.exec(allText)?.[1];
+  const modified = uniq([...allText.matchAll(/modified:\s+(\S+)/g)].map((m) => m[1]!));
+  const turn = toolCallsThisTurn(conversation);
 
   const prev = (name: string) => previous.get(name) ?? [];
   const objective = prev('Objective')[0]?.replace(/^- /, '') ?? oneLine(users[0] ?? 'Get the failing test suite green.');
@@ -432,17 +447,6 @@ export function summaryReply(seed: number, messages: Message[]): string {
     '## Important Context',
     ...bullets(context),
   ].join('\n');
-}
-
-/**
- * The messages before `cut`, plus the tool results that share the message at `cut` with the
- * summary instruction (Anthropic merges the last tool results and the next user text into one
- * user message).
- */
-function withLeadingResults(messages: Message[], cut: number): Message[] {
-  const before = messages.slice(0, cut);
-  const results = (messages[cut]?.parts ?? []).filter((p) => p.type === 'tool-result');
-  return results.length > 0 ? [...before, { role: 'tool', parts: results }] : before;
 }
 
 function parseInput(args: string): Record<string, unknown> {

@@ -1,0 +1,124 @@
+import { clearToolOutputs, clearingEnd, clearingThresholds } from '../checkpoint/clear';
+import { recordBudget } from '../checkpoint/record';
+import { type Engine, type Made, modelKey } from '../engine';
+import type { ResolvedOptions } from '../options';
+import type { Model } from '../prompt/types';
+import { estimateMessages } from '../sizing/estimate';
+import { type StoredCheckpoint, readableBy } from '../store/records';
+import type { CompactionReason, CompactionRecord } from '../types';
+import { type StepView, arrange, coveredUpTo, totalSize, withCheckpoint } from '../view';
+import { singleFlight } from './flight';
+import { report } from './report';
+
+/** A clearing that meets its thresholds: the checkpoint to store (its digest still to fill in), and what it frees. */
+export interface ClearingPlan {
+  checkpoint: Omit<StoredCheckpoint, 'digest'>;
+  /** Estimated tokens it frees. */
+  freed: number;
+  /** The step's size after it: its size less what it frees. */
+  after: number;
+}
+
+/** When a clearing is tried: the step, why it compacts, the ceiling, and what a summary would cover up to. */
+export interface ClearingRequest {
+  view: StepView;
+  reason: CompactionReason;
+  model: Model;
+  /** The ceiling; without one nothing is cleared (the thresholds are shares of it). */
+  limit: number | undefined;
+  /** The size the compacted prompt must stay under (overflow recovery). */
+  target: number | undefined;
+  /** Where the live part begins: nothing from there on is cleared. */
+  end: number;
+}
+
+/**
+ * The cheap tier of a compaction (SPEC 13), decided without a model call or a store: the clearing
+ * of old tool outputs this step would make, when it frees at least `atLeast` tokens and brings the
+ * prompt to at most half the ceiling; `undefined` when a summary is needed instead. A manual
+ * compaction (`compactNext()`) is a summary. Clearing never follows a clearing that did not make
+ * room: when the conversation is back at the ceiling having grown by less than `atLeast` since the
+ * last clearing (the provider counted the cleared prompt larger than its estimate), or when the
+ * provider rejected the cleared prompt, a summary is made.
+ */
+export function planClearing(settings: ResolvedOptions, { view, reason, limit, target, end }: ClearingRequest): ClearingPlan | undefined {
+  const setting = settings.clearToolResults;
+  if (setting === false || reason === 'manual' || limit === undefined || limit <= 0) return undefined;
+  const { atLeast, atMost } = clearingThresholds(limit, setting.atLeast);
+  const current = view.checkpoint;
+  if (current?.clear !== undefined) {
+    if (reason === 'overflow') return undefined;
+    const grown = estimateMessages(view.conversation, Math.min(current.clear.at, view.conversation.length), view.conversation.length, view.estimator);
+    if (grown < atLeast) return undefined;
+  }
+  const from = coveredUpTo(view);
+  const length = clearingEnd(view.conversation, from, end, setting.keep ?? recordBudget(settings.keep, limit), view.estimator);
+  if (length <= from) return undefined;
+  const { outputs, characters } = clearToolOutputs(view.conversation, from, length);
+  if (outputs === 0) return undefined;
+  // It goes out as the checkpoint in force (a summary or a provider's item) over the cleared
+  // messages; a clearing made on a clearing sits on the same checkpoint and clears from the same place.
+  const base = current !== undefined && (current.clear === undefined || current.clear.base) ? current : undefined;
+  const checkpoint: Omit<StoredCheckpoint, 'digest'> = {
+    v: 1,
+    length,
+    summary: base?.summary ?? '',
+    record: base?.record ?? '',
+    reason,
+    tokensBefore: totalSize(view),
+    tokensAfter: 0,
+    createdAt: 0,
+    ...(base?.identifiers === undefined ? {} : { identifiers: base.identifiers }),
+    ...(base?.step === undefined ? {} : { step: base.step }),
+    ...(base?.native === undefined ? {} : { native: base.native }),
+    clear: { from, base: base !== undefined, at: view.conversation.length, outputs, characters },
+  };
+  const { sent } = arrange(view.conversation, { ...checkpoint, digest: '' }, view.boundary);
+  const freed = estimateMessages(view.sent, 0, view.sent.length, view.estimator) - estimateMessages(sent, 0, sent.length, view.estimator);
+  const after = totalSize(view) - freed;
+  if (freed < atLeast || after > atMost || (target !== undefined && after >= target)) return undefined;
+  return { checkpoint, freed, after };
+}
+
+/**
+ * Clears old tool outputs in place of a summary when that is enough (SPEC 13): stored like a
+ * checkpoint, found by the content of the messages it clears, reported as a compaction of kind
+ * `clear`. Returns the view to send, or `undefined` when a summary is needed.
+ */
+export async function clearFirst(engine: Engine, request: ClearingRequest): Promise<StepView | undefined> {
+  const { view } = request;
+  if (view.digests === undefined) return undefined;
+  const plan = planClearing(engine.settings, request);
+  if (plan === undefined) return undefined;
+  const digest = await view.digests.of(plan.checkpoint.length);
+  const made = await singleFlight(engine.flights, `clear:${digest}`, view.params.abortSignal, async () => {
+    // Another step (of this instance or another) may have stored this very one a moment ago.
+    const existing = digest === view.checkpoint?.digest ? undefined : await engine.keeper.checkpoint(digest, plan.checkpoint.length);
+    if (existing !== undefined && readableBy(existing, modelKey(request.model))) return { checkpoint: existing };
+    return store(engine, view, { ...plan.checkpoint, digest, createdAt: Date.now() });
+  });
+  const next = withCheckpoint(view, made.checkpoint);
+  if (made.record !== undefined) next.compaction = made.record;
+  return next;
+}
+
+async function store(engine: Engine, view: StepView, made: StoredCheckpoint): Promise<Made> {
+  const next = withCheckpoint(view, made);
+  const checkpoint: StoredCheckpoint = { ...made, tokensAfter: next.size.estimated };
+  if (view.threadDigest !== undefined) {
+    const saved = await engine.keeper.saveCheckpoint(view.threadDigest, checkpoint);
+    if (!saved) engine.warn('ai-compaction: the cleared tool results could not be stored; this step uses them, later steps may compact again');
+  }
+  const record: CompactionRecord = {
+    reason: checkpoint.reason,
+    kind: 'clear',
+    messagesCovered: checkpoint.length,
+    tokensBefore: checkpoint.tokensBefore,
+    tokensAfter: checkpoint.tokensAfter,
+    summary: '',
+    record: '',
+    cleared: { toolResults: checkpoint.clear!.outputs, characters: checkpoint.clear!.characters },
+  };
+  report(engine, record);
+  return { checkpoint, record };
+}
