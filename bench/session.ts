@@ -372,7 +372,8 @@ export async function runPreparing(): Promise<void> {
 
 /** The same session: summary only against clearing old tool results first, and clearing alone. */
 const CLEARING: Strategy[] = [
-  compacting('summary only', { clearToolResults: false }),
+  // the tiers compared as they were measured, without a summary prepared ahead (SPEC 14)
+  compacting('summary only', { clearToolResults: false, prepare: false }),
   compacting('clearing, then summary', { clearToolResults: true }),
   clearingAlone(),
 ];
