@@ -21,7 +21,8 @@ async function run() {
     () => void summaries++,
   );
   let compactions = 0;
-  const middleware = compaction({ contextWindow: WINDOW, onCompaction: () => void compactions++ });
+  // One compaction per summary request, checked by the test: nothing prepared ahead (SPEC 14) here.
+  const middleware = compaction({ contextWindow: WINDOW, prepare: false, onCompaction: () => void compactions++ });
   const result = await generateText({
     model: wrapLanguageModel({ model, middleware }),
     tools: {
