@@ -48,8 +48,8 @@ export async function compact(engine: Engine, request: CompactRequest): Promise<
   const cleared = await clearFirst(engine, { view, reason, model: request.model, limit: request.limit, target, end });
   if (cleared !== undefined) return cleared;
   const made = await compactOnce(engine, request);
-  // A compaction prepared in the background that this step joined: this step sends it first.
-  if (made.prepared === true) return sendPrepared(engine, view, made.checkpoint);
+  // A compaction prepared in the background that this step joined or found: this step sends it first.
+  if (made.prepared === true) return sendPrepared(engine, view, made.checkpoint, reason);
   return place(view, made);
 }
 
@@ -96,7 +96,15 @@ async function reuseOrRun(engine: Engine, job: Job): Promise<Made> {
     await engine.keeper.savePrepared(view.threadDigest, existing);
     return { checkpoint: existing, prepared: true };
   }
+  // One prepared ahead and still held back (SPEC 14): this step is the first to send it.
+  if (view.threadDigest !== undefined && (await heldBack(engine, view.threadDigest, digest))) return { checkpoint: existing, prepared: true };
   return { checkpoint: existing };
+}
+
+/** Whether the checkpoint of `digest` is listed in its thread as prepared and not yet among the checkpoints steps find. */
+async function heldBack(engine: Engine, threadDigest: string, digest: string): Promise<boolean> {
+  const thread = await engine.keeper.thread(threadDigest);
+  return (thread.prepared ?? []).some((ref) => ref.digest === digest) && !thread.checkpoints.some((ref) => ref.digest === digest);
 }
 
 /** Makes the checkpoint (a summary and record, or the provider's item), stores it and reports it. */
@@ -202,12 +210,15 @@ export async function promotePrepared(engine: Engine, view: StepView, checkpoint
   return withCheckpoint(view, checkpoint);
 }
 
-/** Reports a prepared checkpoint on the step that first sends it (`next`, placed from `view`): `last()`, `onCompaction`, its metadata. */
-export function reportPrepared(engine: Engine, view: StepView, next: StepView): StepView {
+/**
+ * Reports a prepared checkpoint on the step that first sends it (`next`, placed from `view`), with
+ * why that step compacted: `last()`, `onCompaction`, its metadata.
+ */
+export function reportPrepared(engine: Engine, view: StepView, next: StepView, reason: CompactionReason = next.checkpoint!.reason): StepView {
   const checkpoint = next.checkpoint!;
   const { native } = checkpoint;
   const record: CompactionRecord = {
-    reason: checkpoint.reason,
+    reason,
     kind: native === undefined ? 'summary' : 'native',
     messagesCovered: checkpoint.length,
     tokensBefore: totalSize(view),
@@ -223,8 +234,8 @@ export function reportPrepared(engine: Engine, view: StepView, next: StepView): 
 }
 
 /** A prepared checkpoint sent by this step for the first time: promoted, and reported here. */
-export async function sendPrepared(engine: Engine, view: StepView, checkpoint: StoredCheckpoint): Promise<StepView> {
-  return reportPrepared(engine, view, await promotePrepared(engine, view, checkpoint));
+export async function sendPrepared(engine: Engine, view: StepView, checkpoint: StoredCheckpoint, reason?: CompactionReason): Promise<StepView> {
+  return reportPrepared(engine, view, await promotePrepared(engine, view, checkpoint), reason);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
+import { APICallError, generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
 import { z } from 'zod';
 import { type CompactionRecord, compaction } from '../../src';
 import { checkpointText } from '../../src/checkpoint/message';
@@ -273,6 +273,43 @@ describe('prepare (SPEC 14)', () => {
       expect(records).toEqual([expect.objectContaining({ messagesCovered: 18 })]);
       summary.open();
       await settled();
+    });
+  });
+
+  describe('overflow recovery (SPEC 7)', () => {
+    it('should send a prepared checkpoint of the prefix it compacts, reported on that step as an overflow, and promote it', async () => {
+      let steps = 0;
+      const scripted = scriptedModel({
+        reply: () => {
+          // The second step is rejected as too long: the provider's window is smaller than told.
+          if (++steps === 2) {
+            throw new APICallError({
+              message: "This model's maximum context length is 13000 tokens. However, your messages resulted in 14100 tokens. Please reduce the length of the messages.",
+              url: 'https://api.openai.com/v1/chat/completions',
+              requestBodyValues: {},
+              statusCode: 400,
+              responseBody: JSON.stringify({ error: { code: 'context_length_exceeded' } }),
+              isRetryable: false,
+            });
+          }
+          return undefined;
+        },
+      });
+      const { middleware, settled, records } = collecting();
+      const wrapped = wrap(scripted.model, middleware);
+      await wrapped.doGenerate({ prompt: band() });
+      await settled();
+      expect(scripted.summaryCalls()).toHaveLength(1);
+      // The same conversation again, rejected: the recovery covers the very prefix prepared.
+      await wrapped.doGenerate({ prompt: band() });
+      expect(scripted.summaryCalls()).toHaveLength(1);
+      expect(records).toEqual([expect.objectContaining({ reason: 'overflow', messagesCovered: 14, prepared: true })]);
+      expect(scripted.stepCalls()[2]!.prompt).toEqual([checkpointOf(records[0]!), user('next')]);
+      // Promoted: the next step finds it like any checkpoint.
+      const next = [...band(), assistant('ok'), user('then')];
+      await wrapped.doGenerate({ prompt: next });
+      expect(scripted.stepCalls()[3]!.prompt).toEqual([checkpointOf(records[0]!), ...next.slice(14)]);
+      expect(records).toHaveLength(1);
     });
   });
 

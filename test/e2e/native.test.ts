@@ -137,7 +137,8 @@ describe('native compaction with the real clients (ai@7, @ai-sdk v4)', () => {
   for (const c of CASES) {
     it(`should let the provider compact a ${STEPS}-step tool loop and send its item back unchanged (${label(c)})`, async () => {
       const server = await start(WINDOW);
-      const run = await loop(server, c.api, c.mode, { contextWindow: WINDOW, native: true, openaiStore: c.store });
+      // One trigger per compaction, each sent by the step after it: nothing prepared ahead (SPEC 14) here.
+      const run = await loop(server, c.api, c.mode, { contextWindow: WINDOW, native: true, openaiStore: c.store, prepare: false });
       const { requests } = server;
 
       // the loop ran to the end; every request fit the window; no summary (template) request went out
@@ -263,12 +264,37 @@ describe('native compaction with the real clients (ai@7, @ai-sdk v4)', () => {
     });
   }
 
+  for (const c of CASES.filter((x) => x.mode === 'generate')) {
+    it(`should prepare the provider's item in the background and send it at the ceiling (${label(c)})`, async () => {
+      const server = await start(WINDOW);
+      const run = await loop(server, c.api, c.mode, { contextWindow: WINDOW, native: true, openaiStore: c.store });
+      const { requests } = server;
+      expect(run.errors).toEqual([]);
+      expect(run.steps).toHaveLength(STEPS);
+      expect(run.warnings).toEqual([]);
+      expect(requests.filter((r) => r.rejected || r.isSummaryRequest)).toEqual([]);
+      // Each trigger went out beside a step (SPEC 14) and its item was sent by a later one; all but
+      // possibly the last (the loop ends first).
+      const triggers = requests.filter((r) => r.nativeCompaction);
+      expect(run.records.length).toBeGreaterThanOrEqual(2);
+      expect(triggers.length - run.records.length).toBeLessThanOrEqual(1);
+      for (const [n, record] of run.records.entries()) {
+        expect(record).toMatchObject({ reason: 'auto', kind: 'native', prepared: true, native: { provider: c.api } });
+        expect(summaryOf(record)).toBe(triggers[n]!.reply!.text);
+      }
+      // Each item is carried unchanged by every step after the one that first sent it.
+      const last = run.records.at(-1)!;
+      expect(carried(requests.filter((r) => !r.nativeCompaction).at(-1)!, c.api)!.item).toEqual(wireItem(last, c.api, c.store));
+    });
+  }
+
   for (const c of [...CASES.filter((x) => x.store !== true)]) {
     it(`should recover from an overflow rejection on the native path (${label(c)})`, async () => {
       // the server's window is smaller than the middleware was told
       const serverWindow = 8_000;
       const server = await start(serverWindow);
-      const run = await loop(server, c.api, c.mode, { contextWindow: WINDOW, native: true, openaiStore: c.store, steps: 30 });
+      // Each rejected step is followed by its own summary request: nothing prepared ahead (SPEC 14) here.
+      const run = await loop(server, c.api, c.mode, { contextWindow: WINDOW, native: true, openaiStore: c.store, steps: 30, prepare: false });
       const { requests } = server;
 
       expect(run.errors).toEqual([]);

@@ -117,6 +117,8 @@ export interface LoopOptions {
   middlewareWindow: number;
   /** Register the server for closing (the caller closes it after the test). */
   track(server: ProviderServer): void;
+  /** The middleware's `prepare` (default: its own default). */
+  prepare?: number | false;
 }
 
 /** Runs one agent loop through the wrapped real client against the provider server. */
@@ -126,7 +128,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopRun> {
   const server = await startProviderServer({ contextWindow: options.serverWindow, seed: SEED, agent: { toolCallsPerTurn: 100_000 }, keepBodies: 100_000 });
   options.track(server);
   const reasons: CompactionReason[] = [];
-  const middleware = compaction({ contextWindow: options.middlewareWindow, onCompaction: (record) => reasons.push(record.reason) });
+  const middleware = compaction({ contextWindow: options.middlewareWindow, ...(options.prepare === undefined ? {} : { prepare: options.prepare }), onCompaction: (record) => reasons.push(record.reason) });
   const model = ai.wrapLanguageModel({ model: clientModel(options.clients, server, options.api), middleware });
   const call = {
     model,
@@ -307,6 +309,9 @@ export function describeClientMatrix(options: MatrixOptions): void {
             serverWindow: OVERFLOW_SERVER_WINDOW,
             middlewareWindow: WINDOW,
             track,
+            // each rejected step is followed by its own summary request: checked below, so nothing is
+            // prepared ahead here (SPEC 14; a prepared checkpoint of the same prefix would be sent instead)
+            prepare: false,
           });
           report.push(stats(`${api} ${mode} overflow ${overflowSteps} steps`, run, OVERFLOW_SERVER_WINDOW));
           const { server } = run;
