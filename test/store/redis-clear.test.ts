@@ -1,31 +1,24 @@
-import Redis from 'ioredis';
-import { createClient } from 'redis';
+import type Redis from 'ioredis';
+import type { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compaction } from '../../src';
 import { redisStore } from '../../src/redis';
 import type { Message } from '../../src/prompt/types';
 import { scriptedModel, toolResult, user, wrap } from '../support/harness';
-import { type RedisServer, startRedisServer } from '../support/redis-server';
+import { type RedisClients, type RedisServer, connectRedisClients } from '../support/redis-server';
 
 let server: RedisServer;
 let ioredis: Redis;
 let nodeRedis: ReturnType<typeof createClient>;
 
+let clients: RedisClients;
+
 beforeAll(async () => {
-  server = await startRedisServer();
-  ioredis = new Redis({ host: '127.0.0.1', port: server.port, lazyConnect: true, connectTimeout: 500, commandTimeout: 1_000, maxRetriesPerRequest: 1 });
-  ioredis.on('error', () => {});
-  await ioredis.connect();
-  nodeRedis = createClient({ url: server.url, socket: { connectTimeout: 500 } });
-  nodeRedis.on('error', () => {});
-  await nodeRedis.connect();
+  clients = await connectRedisClients();
+  ({ server, ioredis, nodeRedis } = clients);
 });
 
-afterAll(async () => {
-  ioredis.disconnect();
-  nodeRedis.destroy();
-  await server.stop();
-});
+afterAll(() => clients.close());
 
 const call = (id: string): Message => ({ role: 'assistant', content: [{ type: 'tool-call', toolCallId: id, toolName: 'ls', input: {} }] });
 

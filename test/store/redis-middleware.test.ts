@@ -1,5 +1,5 @@
-import Redis from 'ioredis';
-import { createClient } from 'redis';
+import type Redis from 'ioredis';
+import type { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compaction } from '../../src';
 import { checkpointText } from '../../src/checkpoint/message';
@@ -7,27 +7,20 @@ import { redisStore } from '../../src/redis';
 import type { Message } from '../../src/prompt/types';
 import { SUMMARY } from '../support/models';
 import { assistant, chat, recordingLogger, scriptedModel, user, wrap } from '../support/harness';
-import { type RedisServer, startRedisServer } from '../support/redis-server';
+import { type RedisClients, type RedisServer, connectRedisClients } from '../support/redis-server';
 
 let server: RedisServer;
 let ioredis: Redis;
 let nodeRedis: ReturnType<typeof createClient>;
 
+let clients: RedisClients;
+
 beforeAll(async () => {
-  server = await startRedisServer();
-  ioredis = new Redis({ host: '127.0.0.1', port: server.port, lazyConnect: true, connectTimeout: 500, commandTimeout: 1_000, maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: () => 50 });
-  ioredis.on('error', () => {});
-  await ioredis.connect();
-  nodeRedis = createClient({ url: server.url, socket: { connectTimeout: 500, reconnectStrategy: () => 50 }, disableOfflineQueue: true });
-  nodeRedis.on('error', () => {});
-  await nodeRedis.connect();
+  clients = await connectRedisClients();
+  ({ server, ioredis, nodeRedis } = clients);
 });
 
-afterAll(async () => {
-  ioredis.disconnect();
-  nodeRedis.destroy();
-  await server.stop();
-});
+afterAll(() => clients.close());
 
 async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
+import Redis from 'ioredis';
+import { createClient } from 'redis';
 
 /** A throwaway `redis-server` on a free local port, for tests. */
 export interface RedisServer {
@@ -133,6 +135,36 @@ export async function startRedisServer(): Promise<RedisServer> {
       if (child) return;
       child = await launch(port);
       process.on('exit', killOnExit);
+    },
+  };
+}
+
+/** A Redis server and a connected client of each library the store supports, closed together. */
+export interface RedisClients {
+  server: RedisServer;
+  ioredis: Redis;
+  nodeRedis: ReturnType<typeof createClient>;
+  close(): Promise<void>;
+}
+
+/** Starts a Redis server on a free port and connects an ioredis and a node-redis client to it; both fail fast while it is down. */
+export async function connectRedisClients(): Promise<RedisClients> {
+  const server = await startRedisServer();
+  const ioredis = new Redis({ host: '127.0.0.1', port: server.port, lazyConnect: true, connectTimeout: 500, commandTimeout: 1_000, maxRetriesPerRequest: 1, enableOfflineQueue: false, retryStrategy: () => 50 });
+  ioredis.on('error', () => {});
+  await ioredis.connect();
+  const nodeRedis = createClient({ url: server.url, socket: { connectTimeout: 500, reconnectStrategy: () => 50 }, disableOfflineQueue: true });
+  nodeRedis.on('error', () => {});
+  await nodeRedis.connect();
+  return {
+    server,
+    ioredis,
+    // the type the tests declare, as createClient() without options gives it
+    nodeRedis: nodeRedis as unknown as ReturnType<typeof createClient>,
+    async close() {
+      ioredis.disconnect();
+      nodeRedis.destroy();
+      await server.stop();
     },
   };
 }
