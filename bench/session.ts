@@ -5,6 +5,7 @@
  * `prepare` benchmark) at a real model's speed, with the next checkpoint prepared in the background
  * (`prepare`, the default) and without.
  */
+import { TEMPLATE_HEADINGS } from '../src/checkpoint/prompts';
 import { createOpenAI } from '@ai-sdk/openai';
 import { performance } from 'node:perf_hooks';
 import { type LanguageModelMiddleware, type ModelMessage, generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
@@ -68,20 +69,9 @@ function lossySummary(_request: string, { defaultReply }: { defaultReply: string
     const end = lines.findIndex((line, index) => index > start && /^## /.test(line));
     return lines.slice(start + 1, end < 0 ? undefined : end).filter((line) => line.trim() !== '');
   };
-  return [
-    '## Objective',
-    ...section('## Objective'),
-    '## Requirements',
-    '## Decisions',
-    '## Work State',
-    '### Completed',
-    '### Active',
-    '### Blocked',
-    '## Next Move',
-    '## Relevant Files',
-    ...section('## Relevant Files').slice(0, 3),
-    '## Important Context',
-  ].join('\n');
+  // every heading of the template; under them only the objective and three files
+  const kept = (heading: string) => (heading === '## Objective' ? section(heading) : heading === '## Relevant Files' ? section(heading).slice(0, 3) : []);
+  return TEMPLATE_HEADINGS.flatMap((heading) => [heading, ...kept(heading)]).join('\n');
 }
 
 export interface Row {
@@ -119,12 +109,7 @@ export async function runStrategy(strategy: Strategy, system = SYSTEM, summaries
   const { middleware, compactions, kinds, compactingMs } = timed(await strategy.start(WINDOW));
   const base = createOpenAI({ baseURL: server.openaiBaseURL, apiKey: 'local' }).chat('local-coding-agent');
   const model = middleware.length === 0 ? base : wrapLanguageModel({ model: base, middleware });
-  const project = createProjectTools(11);
-  const tools = {
-    read_file: tool({ description: projectToolDescriptions.read_file, inputSchema: z.object({ path: z.string() }), execute: async (input) => project.read_file(input) }),
-    run_command: tool({ description: projectToolDescriptions.run_command, inputSchema: z.object({ command: z.string() }), execute: async (input) => project.run_command(input) }),
-    search: tool({ description: projectToolDescriptions.search, inputSchema: z.object({ query: z.string() }), execute: async (input) => project.search(input) }),
-  };
+  const tools = sessionTools();
   const messages: ModelMessage[] = [];
   let steps = 0;
   let errors = 0;
@@ -289,12 +274,7 @@ async function runPaced(prepare: number | false): Promise<PacedRow> {
     },
   };
   const model = wrapLanguageModel({ model: createOpenAI({ baseURL: server.openaiBaseURL, apiKey: 'local' }).chat('local-coding-agent'), middleware: timed });
-  const project = createProjectTools(11);
-  const tools = {
-    read_file: tool({ description: projectToolDescriptions.read_file, inputSchema: z.object({ path: z.string() }), execute: async (input) => project.read_file(input) }),
-    run_command: tool({ description: projectToolDescriptions.run_command, inputSchema: z.object({ command: z.string() }), execute: async (input) => project.run_command(input) }),
-    search: tool({ description: projectToolDescriptions.search, inputSchema: z.object({ query: z.string() }), execute: async (input) => project.search(input) }),
-  };
+  const tools = sessionTools();
   const messages: ModelMessage[] = [];
   let steps = 0;
   let errors = 0;
@@ -410,4 +390,14 @@ export async function runClearing(): Promise<void> {
   console.log(
     '"not cached": input billed less what the provider read from its prompt cache (billed at a tenth or so); "summary output": tokens the summaries took to write (a step waits for them, at 50 to 100 a second); "compacting steps": time in transformParams of the steps that compacted, against the local provider.',
   );
+}
+
+/** The coding agent's tools over a fresh copy of the session's project. */
+function sessionTools() {
+  const project = createProjectTools(11);
+  return {
+    read_file: tool({ description: projectToolDescriptions.read_file, inputSchema: z.object({ path: z.string() }), execute: async (input) => project.read_file(input) }),
+    run_command: tool({ description: projectToolDescriptions.run_command, inputSchema: z.object({ command: z.string() }), execute: async (input) => project.run_command(input) }),
+    search: tool({ description: projectToolDescriptions.search, inputSchema: z.object({ query: z.string() }), execute: async (input) => project.search(input) }),
+  };
 }
