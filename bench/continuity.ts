@@ -26,6 +26,7 @@ import {
   fixerAgent,
   fixerToolDescriptions,
   startProviderServer,
+  type Speed,
   type SummaryMode,
 } from '../test/support/provider-server';
 import { baselineFromEnv, type Baseline } from './baseline';
@@ -65,6 +66,8 @@ export interface ContinuityOptions {
   passing?: number;
   /** The user's message. @default FIXER_TASK */
   task?: string;
+  /** The provider's generation speed (a real model's pace); none by default: replies come at once. */
+  speed?: Speed;
 }
 
 export interface ToolCallRecord {
@@ -109,8 +112,10 @@ export interface ContinuityRun {
   compactions: number | undefined;
   /** Of those, the clearings of old tool results and the summaries (this middleware, clearing alone). */
   kinds: { clear: number; summary: number } | undefined;
-  /** Wall time in `transformParams` of the steps that compacted (the summary request included), in milliseconds. */
-  compactingMs: number;
+  /** Wall time in `transformParams` of each step that compacted (the summary request included), in milliseconds. */
+  compactingMs: number[];
+  /** This middleware's background compactions (SPEC 14): those started, and those a step sent; undefined for other strategies. */
+  prepared: { made: number; sent: number } | undefined;
   /** The largest counted prompt of a step (not a summary request). */
   maxPrompt: number;
   /** The agent's last text. */
@@ -148,8 +153,8 @@ export async function runContinuity(strategy: Strategy, mode: SummaryMode, optio
   const seed = options.seed ?? SEED;
   // the project and the strategy first: one that cannot start (a missing baseline) leaves no server behind
   const project = createFixerTools({ seed, failing: options.failing ?? FAILING, passing: options.passing });
-  const { middleware, compactions, kinds, compactingMs } = timed(await strategy.start(window));
-  const server = await startProviderServer({ contextWindow: window, seed, agent: fixerAgent({ summaries: mode }), keepBodies: 0 });
+  const { middleware, compactions, kinds, compactingMs, preparing } = timed(await strategy.start(window));
+  const server = await startProviderServer({ contextWindow: window, seed, agent: fixerAgent({ summaries: mode }), keepBodies: 0, speed: options.speed });
   const base = createOpenAI({ baseURL: server.openaiBaseURL, apiKey: 'local' }).chat('local-fixer');
   const model = middleware.length === 0 ? base : wrapLanguageModel({ model: base, middleware });
 
@@ -194,6 +199,8 @@ export async function runContinuity(strategy: Strategy, mode: SummaryMode, optio
   } catch (caught) {
     error = (caught instanceof Error ? caught.message : String(caught)).split('\n')[0]!.slice(0, 160);
   } finally {
+    // a checkpoint still being prepared when the run ends is finished (and counted unused), not cut off
+    await preparing?.().settled;
     await server.close();
   }
 
@@ -227,6 +234,7 @@ export async function runContinuity(strategy: Strategy, mode: SummaryMode, optio
     compactions: compactions(),
     kinds: kinds?.(),
     compactingMs: compactingMs(),
+    prepared: preparing === undefined ? undefined : (({ made, sent }) => ({ made, sent }))(preparing()),
     maxPrompt: Math.max(0, ...answered.filter((request) => !request.isSummaryRequest).map((request) => request.promptTokens)),
     finalText,
     calls: marked,
@@ -308,7 +316,7 @@ export function printContinuity(runs: ContinuityRun[]): void {
         run.kinds === undefined ? '-' : `${run.kinds.clear} / ${run.kinds.summary}`,
         String(run.overflows),
         String(run.errors),
-        `${(run.compactingMs / 1000).toFixed(2)} s`,
+        `${(run.compactingMs.reduce((sum, ms) => sum + ms, 0) / 1000).toFixed(2)} s`,
       ]),
     );
   }

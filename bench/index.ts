@@ -12,7 +12,7 @@ interface Benchmark {
 const BENCHMARKS: Benchmark[] = [
   { name: 'overhead', load: () => import('./overhead') },
   { name: 'session', load: () => import('./session') },
-  { name: 'prepare', load: async () => ({ run: (await import('./session')).runPreparing }) },
+  { name: 'prepare', load: () => import('./prepare') },
   { name: 'sizing', load: () => import('./sizing') },
   { name: 'clearing', load: () => import('./session').then((session) => ({ run: session.runClearing })) },
   { name: 'load', load: () => import('./load') },

@@ -1,24 +1,21 @@
 /**
  * A 500-step coding-agent session (10 user turns of 50 steps) against the local provider server
  * (OpenAI chat wire format, gpt-tokenizer counts, a 128,000-token window), run side by side for
- * this middleware and four other ways of handling a long context; and (`runPreparing`, the
- * `prepare` benchmark) at a real model's speed, with the next checkpoint prepared in the background
- * (`prepare`, the default) and without.
+ * this middleware and four other ways of handling a long context. The same session at a real
+ * model's speed, with `prepare` on and off, is in prepare.ts.
  */
 import { TEMPLATE_HEADINGS } from '../src/checkpoint/prompts';
 import { createOpenAI } from '@ai-sdk/openai';
-import { performance } from 'node:perf_hooks';
-import { type LanguageModelMiddleware, type ModelMessage, generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
+import { type ModelMessage, generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
 import { z } from 'zod';
-import { type CompactionRecord, compaction } from '../src';
 import { ceiling } from '../src/sizing/ceiling';
 import { estimatePrompt } from '../src/sizing/estimate';
 import { createProjectTools, projectToolDescriptions, startProviderServer } from '../test/support/provider-server';
 import { type Strategy, clearingAlone, compacting, keepingLast, noMiddleware, printTable, summarizingOlder, timed } from './strategies';
 
 export const WINDOW = 128_000;
-const TURNS = 10;
-const STEPS_PER_TURN = 50;
+export const TURNS = 10;
+export const STEPS_PER_TURN = 50;
 export const CEILING = ceiling(WINDOW, undefined);
 export const SYSTEM = 'You are a coding agent working in a TypeScript repository. Use the tools to find and fix the failing tests. Be terse.';
 export const TASKS = [
@@ -160,12 +157,12 @@ export async function runStrategy(strategy: Strategy, system = SYSTEM, summaries
     repeatedCalls,
     summaryOutput: summaryRequests.reduce((sum, request) => sum + request.outputTokens, 0),
     cachedAll: billed === 0 ? 0 : answered.reduce((sum, request) => sum + (request.cachedTokens ?? 0), 0) / billed,
-    compactingMs: compactingMs(),
+    compactingMs: compactingMs().reduce((sum, ms) => sum + ms, 0),
     kinds: kinds?.(),
   };
 }
 
-const percent = (value: number | undefined) => (value === undefined ? '-' : `${Math.round(value * 100)} %`);
+export const percent = (value: number | undefined) => (value === undefined ? '-' : `${Math.round(value * 100)} %`);
 const tokens = (value: number | undefined) => (value === undefined ? '-' : Math.round(value).toLocaleString('en-US'));
 
 /**
@@ -218,138 +215,6 @@ export async function run(): Promise<void> {
   printTable(['system prompt', 'tokens (est.)', 'keep', 'compactions', 'prompt after compaction', 'of ceiling', 'mean/ceiling', 'errors'], sweep);
 }
 
-/**
- * A real model's speed for the paced runs: 5,000 prompt tokens a second (those read from the
- * prompt cache take no time) and 60 output tokens a second. A summary of ~800 tokens then takes
- * about 14 s.
- */
-const SPEED = { promptTokensPerSecond: 5_000, outputTokensPerSecond: 60 };
-/** A compaction that adds less than this to its step does not keep a chat user waiting. */
-const UNNOTICED_MS = 50;
-
-interface PacedRow {
-  name: string;
-  steps: number;
-  errors: number;
-  compactions: number;
-  /** Milliseconds each compacting step spent in `transformParams`. */
-  compactingMs: number[];
-  /** Milliseconds of every other step in `transformParams`. */
-  otherMs: number[];
-  summaryRequests: number;
-  /** Background compactions whose checkpoint no step sent (the session ended first). */
-  preparedUnused: number;
-  meanShare: number;
-  maxShare: number;
-  billed: number;
-  seconds: number;
-}
-
-/**
- * The same 500-step session at `SPEED`, timing `transformParams` of each step (the middleware's own
- * hook, wrapped): with `prepare` the step at the ceiling sends a checkpoint prepared beside an
- * earlier step; without it, it waits for its summary. Background work is handed to `waitUntil`, as
- * a serverless host would take it, and awaited at the end.
- */
-async function runPaced(prepare: number | false): Promise<PacedRow> {
-  const server = await startProviderServer({ contextWindow: WINDOW, seed: 11, agent: { toolCallsPerTurn: 10_000 }, keepBodies: 0, speed: SPEED });
-  const records: CompactionRecord[] = [];
-  const background: Promise<unknown>[] = [];
-  const inner = compaction({
-    contextWindow: WINDOW,
-    prepare,
-    onCompaction: (record) => void records.push(record),
-    waitUntil: (promise) => void background.push(promise),
-  });
-  const compactingMs: number[] = [];
-  const otherMs: number[] = [];
-  const timed: LanguageModelMiddleware = {
-    ...inner,
-    transformParams: async (options) => {
-      const before = records.length;
-      const start = performance.now();
-      const params = await inner.transformParams!(options);
-      (records.length > before ? compactingMs : otherMs).push(performance.now() - start);
-      return params;
-    },
-  };
-  const model = wrapLanguageModel({ model: createOpenAI({ baseURL: server.openaiBaseURL, apiKey: 'local' }).chat('local-coding-agent'), middleware: timed });
-  const tools = sessionTools();
-  const messages: ModelMessage[] = [];
-  let steps = 0;
-  let errors = 0;
-  const started = performance.now();
-  for (const task of TASKS.slice(0, TURNS)) {
-    messages.push({ role: 'user', content: task });
-    try {
-      const result = await generateText({ model, system: SYSTEM, messages, tools, stopWhen: stepCountIs(STEPS_PER_TURN), maxRetries: 0 });
-      steps += result.steps.length;
-      messages.push(...result.response.messages);
-    } catch {
-      errors++;
-      break;
-    }
-  }
-  const seconds = (performance.now() - started) / 1000;
-  await Promise.all(background);
-  await server.close();
-  const answered = server.requests.filter((request) => !request.rejected);
-  const shares = answered.filter((request) => !request.isSummaryRequest).map((request) => request.promptTokens / CEILING);
-  return {
-    name: `prepare: ${prepare}${prepare === 0.8 ? ' (default)' : ''}`,
-    steps,
-    errors,
-    compactions: records.length,
-    compactingMs,
-    otherMs,
-    summaryRequests: answered.filter((request) => request.isSummaryRequest).length,
-    preparedUnused: background.length - records.filter((record) => record.prepared === true).length,
-    meanShare: shares.reduce((a, b) => a + b, 0) / Math.max(1, shares.length),
-    maxShare: Math.max(0, ...shares),
-    billed: answered.reduce((sum, request) => sum + request.promptTokens, 0),
-    seconds,
-  };
-}
-
-/** The `share` quantile of `values` (nearest rank), or undefined when there are none. */
-function quantile(values: number[], share: number): number | undefined {
-  if (values.length === 0) return undefined;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(share * sorted.length) - 1))];
-}
-
-const milliseconds = (value: number | undefined) => (value === undefined ? '-' : value >= 1_000 ? `${(value / 1_000).toFixed(1)} s` : `${value.toFixed(1)} ms`);
-
-/** `npm run bench -- prepare`: the paced session with `prepare` at 0.8 (the default), at 0.9 and off, side by side. */
-export async function runPreparing(): Promise<void> {
-  // Side by side: the runs wait on the provider's pace, not on the CPU.
-  const rows = await Promise.all([runPaced(0.8), runPaced(0.9), runPaced(false)]);
-  console.log(
-    `\nThe same session at a real model's speed (${SPEED.promptTokensPerSecond.toLocaleString('en-US')} prompt tokens/s, cached ones free; ${SPEED.outputTokensPerSecond} output tokens/s): time the compacting steps spend in transformParams`,
-  );
-  printTable(
-    ['prepare', 'steps', 'errors', 'compactions', `under ${UNNOTICED_MS} ms`, 'p50', 'p95', 'max', 'other steps p50', 'summary req', 'prepared, unused', 'mean/ceiling', 'max/ceiling', 'input billed', 'session'],
-    rows.map((row) => [
-      row.name,
-      String(row.steps),
-      String(row.errors),
-      String(row.compactions),
-      row.compactions === 0 ? '-' : `${Math.round((100 * row.compactingMs.filter((ms) => ms < UNNOTICED_MS).length) / row.compactions)} %`,
-      milliseconds(quantile(row.compactingMs, 0.5)),
-      milliseconds(quantile(row.compactingMs, 0.95)),
-      milliseconds(quantile(row.compactingMs, 1)),
-      milliseconds(quantile(row.otherMs, 0.5)),
-      String(row.summaryRequests),
-      row.summaryRequests === 0 ? '-' : `${row.preparedUnused} (${Math.round((100 * row.preparedUnused) / row.summaryRequests)} %)`,
-      percent(row.meanShare),
-      percent(row.maxShare),
-      row.billed.toLocaleString('en-US'),
-      `${Math.round(row.seconds)} s`,
-    ]),
-  );
-  console.log('"prepared, unused": background compactions whose checkpoint no step sent, and their share of all summary requests.');
-}
-
 /** The same session: summary only against clearing old tool results first, and clearing alone. */
 const CLEARING: Strategy[] = [
   // the tiers compared as they were measured, without a summary prepared ahead (SPEC 14)
@@ -393,7 +258,7 @@ export async function runClearing(): Promise<void> {
 }
 
 /** The coding agent's tools over a fresh copy of the session's project. */
-function sessionTools() {
+export function sessionTools() {
   const project = createProjectTools(11);
   return {
     read_file: tool({ description: projectToolDescriptions.read_file, inputSchema: z.object({ path: z.string() }), execute: async (input) => project.read_file(input) }),

@@ -26,6 +26,8 @@ export interface StrategyRun {
   compactions: () => number | undefined;
   /** Of those, how many cleared old tool results and how many summarized (this middleware, clearing alone). */
   kinds?: () => { clear: number; summary: number };
+  /** This middleware's background compactions (SPEC 14): those handed to `waitUntil`, those a step sent, and all of them settled. */
+  preparing?: () => { made: number; sent: number; settled: Promise<void> };
 }
 
 export interface Strategy {
@@ -56,10 +58,25 @@ export function compacting(name: string, options: StrategyOptions = {}, factory:
     start: async (window) => {
       const make = await factory();
       const kinds = { clear: 0, summary: 0 };
+      const background: Promise<unknown>[] = [];
+      let sent = 0;
       // A build from before `kind` existed summarized every time.
-      const onCompaction = (record: { kind?: string }) => void (record.kind === 'clear' ? kinds.clear++ : kinds.summary++);
-      const middleware = make({ contextWindow: window, ...options, onCompaction } as CompactionOptions);
-      return { middleware: [middleware], compactions: () => kinds.clear + kinds.summary, kinds: () => ({ ...kinds }) };
+      const onCompaction = (record: { kind?: string; prepared?: boolean }) => {
+        if (record.kind === 'clear') kinds.clear++;
+        else kinds.summary++;
+        if (record.prepared === true) sent++;
+      };
+      // This checkout's background work is handed over as a serverless host would take it (a build
+      // from before `waitUntil` existed refuses the option).
+      const waitUntil = factory === thisCheckout ? { waitUntil: (promise: Promise<unknown>) => void background.push(promise) } : {};
+      const middleware = make({ contextWindow: window, ...waitUntil, ...options, onCompaction } as CompactionOptions);
+      return {
+        middleware: [middleware],
+        compactions: () => kinds.clear + kinds.summary,
+        kinds: () => ({ ...kinds }),
+        // Counted for this checkout only: another build prepares detached, out of sight.
+        ...(factory === thisCheckout ? { preparing: () => ({ made: background.length, sent, settled: Promise.allSettled(background).then(() => undefined) }) } : {}),
+      };
     },
   };
 }
@@ -119,8 +136,8 @@ export function clearingAlone(name = 'clearing alone'): Strategy {
  * A run with its `transformParams` timed on the steps that compact (the count of compactions
  * changes during the call): the time those steps wait, the summary request included.
  */
-export function timed(run: StrategyRun): StrategyRun & { compactingMs: () => number } {
-  let ms = 0;
+export function timed(run: StrategyRun): StrategyRun & { compactingMs: () => number[] } {
+  const ms: number[] = [];
   const middleware = run.middleware.map((each): LanguageModelMiddleware => {
     const transform = each.transformParams;
     if (transform === undefined) return each;
@@ -132,12 +149,12 @@ export function timed(run: StrategyRun): StrategyRun & { compactingMs: () => num
         try {
           return await transform(options);
         } finally {
-          if (run.compactions() !== before) ms += performance.now() - start;
+          if (run.compactions() !== before) ms.push(performance.now() - start);
         }
       },
     };
   });
-  return { ...run, middleware, compactingMs: () => ms };
+  return { ...run, middleware, compactingMs: () => [...ms] };
 }
 
 /** How a hand-written strategy sizes a prompt, in tokens. */

@@ -1,9 +1,9 @@
 import { afterCheckpoint } from '../checkpoint/live';
 import { type Engine, type Preparing, type PreparingThread, modelKey } from '../engine';
 import { CompactionError, failureDetail, messageOf } from '../errors';
-import { liveStart } from '../prompt/conversation';
+import { liveEnd, liveStart } from '../prompt/conversation';
 import type { CallOptions, Model } from '../prompt/types';
-import { estimatePrompt } from '../sizing/estimate';
+import { estimateMessages, estimatePrompt } from '../sizing/estimate';
 import { type StoredCheckpoint, readableBy } from '../store/records';
 import { type StepView, coveredUpTo, totalSize, withCheckpoint } from '../view';
 import { compactBeforeStep } from './before-step';
@@ -34,7 +34,8 @@ const PREPARING_PER_THREAD = 8;
 /**
  * Starts preparing the next checkpoint of a step, as it goes out, when its size is at or over
  * `prepare` x the ceiling (and under it) and nothing is being prepared for its conversation: a step
- * under the ceiling, or one that has just sent a prepared checkpoint and is there already. Never
+ * under the ceiling, or one that has just sent a checkpoint and is there already. After a
+ * compaction that left the prompt in that band, from halfway to the ceiling (`preparingFrom`). Never
  * waits for the compaction: it runs in the background, handed to `waitUntil` when there is one;
  * its failure is logged and changes nothing (SPEC 6.7).
  */
@@ -42,11 +43,16 @@ export async function prepareAhead(engine: Engine, view: StepView, model: Model,
   const { auto, prepare } = engine.settings;
   const { limit, window } = plan;
   if (!auto || prepare === false || limit === undefined || limit <= 0 || !view.sizeKnown) return;
+  const { digests, threadDigest, checkpoint } = view;
+  if (digests === undefined || threadDigest === undefined) return;
+  // The step that first sends a checkpoint marks where it left the prompt.
+  if (view.compaction !== undefined && checkpoint !== undefined) threadOf(engine, threadDigest).sent = { digest: checkpoint.digest, end: view.conversation.length };
   const size = totalSize(view);
   // At the ceiling or over it a step compacts, or is held (SPEC 6.8): nothing to prepare.
   if (size < prepare * limit || size >= limit) return;
-  const { digests, threadDigest } = view;
-  if (digests === undefined || threadDigest === undefined) return;
+  const sent = engine.preparing.get(threadDigest)?.sent;
+  const sentEnd = checkpoint !== undefined && sent?.digest === checkpoint.digest ? sent.end : undefined;
+  if (size < preparingFrom(view, prepare * limit, limit, sentEnd)) return;
   const from = coveredUpTo(view);
   const end = liveStart(view.conversation);
   if (end <= from) return;
@@ -101,6 +107,25 @@ export async function compactAtCeiling(engine: Engine, view: StepView, model: Mo
   const step = await compactBeforeStep(engine, placed, model, plan);
   // The compaction from it failed and the step goes out with the prepared checkpoint: it is sent now.
   return step === placed ? reportPrepared(engine, view, await promotePrepared(engine, view, prepared)) : step;
+}
+
+/**
+ * The size from which a step prepares: `prepare` x the ceiling (`band`). When the compaction that
+ * made the conversation's checkpoint left the prompt at or over it already, a checkpoint prepared
+ * at once would cover a step or so more than the one just sent and free next to nothing at the
+ * ceiling, and a conversation that ends before the ceiling would leave it unused: the next one is
+ * prepared once the prompt has grown halfway from where that compaction left it to the ceiling.
+ * Where it left it is this prompt less what was added after the step that first sent it (`sentEnd`,
+ * the length of that step's conversation, when this instance saw it; else the end of the live part
+ * the checkpoint was made for).
+ */
+export function preparingFrom(view: StepView, band: number, limit: number, sentEnd: number | undefined): number {
+  const { checkpoint, conversation, estimator } = view;
+  // A clearing keeps the messages it covers in the prompt, so nothing marks where it left the prompt.
+  if (checkpoint === undefined || checkpoint.clear !== undefined) return band;
+  const end = Math.min(conversation.length, sentEnd ?? liveEnd(conversation, checkpoint.length));
+  const after = totalSize(view) - estimateMessages(conversation, end, conversation.length, estimator);
+  return after < band ? band : (after + limit) / 2;
 }
 
 /** The step's params with no abort signal: a background compaction outlives the step that started it. */

@@ -49,6 +49,17 @@ export function stepEnd(conversation: readonly Message[], start: number): number
 }
 
 /**
+ * Where the live part that starts at `start` ends (what `liveStart` found, as the conversation was
+ * then): past the user messages of a new turn, or past the step that starts there.
+ */
+export function liveEnd(conversation: readonly Message[], start: number): number {
+  if (conversation[start]?.role !== 'user') return stepEnd(conversation, start);
+  let end = start;
+  while (end < conversation.length && conversation[end]!.role === 'user') end++;
+  return end;
+}
+
+/**
  * Splits messages into exchanges: a user message and everything up to the next user message. Messages
  * before the first user message form an exchange of their own.
  */

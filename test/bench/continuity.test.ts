@@ -81,6 +81,11 @@ describe('the continuity benchmark, short', () => {
     expect(honest.summaryRequests).toBeGreaterThanOrEqual(honest.compactions!);
     expect(honest.maxPrompt).toBeLessThanOrEqual(32_000);
     expect(honest.steps).toBeGreaterThanOrEqual(fewest(5));
+    // Each compacting step is timed; each summary request was prepared in the background or made by a step that compacted.
+    expect(honest.compactingMs).toHaveLength(honest.compactions!);
+    expect(honest.prepared!.made).toBeGreaterThanOrEqual(1);
+    expect(honest.prepared!.sent).toBeLessThanOrEqual(honest.prepared!.made);
+    expect(honest.summaryRequests).toBe(honest.prepared!.made + honest.compactions! - honest.prepared!.sent);
   });
 
   it('costs at least as many steps and repeats with lossy summaries as with honest ones', async () => {
@@ -97,6 +102,8 @@ describe('the continuity benchmark, short', () => {
     const run = await runContinuity(compacting('ai-compaction @ HEAD', {}, async () => factory), 'honest', { ...SHORT, failing: 5, window: 32_000, cap: 60 });
     expect(run).toMatchObject({ strategy: 'ai-compaction @ HEAD', finished: true, errors: 0 });
     expect(run.compactions).toBeGreaterThanOrEqual(1);
+    // Another build is given no waitUntil (one from before it existed refuses the option): its background work is not counted.
+    expect(run.prepared).toBeUndefined();
   });
 
   it('runs a packed build from a tarball', async () => {

@@ -6,7 +6,7 @@ import { memoryStore } from '../../src/store/memory';
 import type { Message } from '../../src/prompt/types';
 import { estimatePrompt } from '../../src/sizing/estimate';
 import { SUMMARY, textResult } from '../support/models';
-import { assistant, chat, recordingLogger, scriptedModel, system, textOf, toolCall, toolResult, user, wrap } from '../support/harness';
+import { assistant, chat, recordingLogger, scriptedModel, system, textOf, toolCall, toolCallingModel, toolResult, user, wrap } from '../support/harness';
 
 const tokens = (count: number, letter = 'u') => letter.repeat(count * 4);
 const checkpointFor = (record: string) => ({ role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, record) }] });
@@ -347,15 +347,7 @@ describe('compaction', () => {
   describe('small windows', () => {
     it('should bound summary requests over 50 steps of a 16k window with a 6,000-token system prompt', async () => {
       const log = recordingLogger();
-      let step = 0;
-      const scripted = scriptedModel({
-        reply: () => ({
-          content: [{ type: 'tool-call', toolCallId: `call-${step}`, toolName: 'run', input: JSON.stringify({ n: step++ }) }],
-          finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
-          usage: { inputTokens: { total: undefined }, outputTokens: { total: undefined } },
-          warnings: [],
-        }),
-      });
+      const scripted = toolCallingModel();
       // The count below is that of compacting at the ceiling; prepare.test.ts bounds the same loop with
       // the next checkpoint prepared in the background (SPEC 14).
       const middleware = compaction({ contextWindow: 16_000, logger: log.logger, prepare: false });

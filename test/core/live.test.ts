@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { afterCheckpoint, shortenStep } from '../../src/checkpoint/live';
-import { liveStart, stepEnd } from '../../src/prompt/conversation';
+import { liveEnd, liveStart, stepEnd } from '../../src/prompt/conversation';
 import type { Message } from '../../src/prompt/types';
 import { estimateMessages } from '../../src/sizing/estimate';
 import { assistant, toolCall, toolResult, user } from '../support/harness';
@@ -36,6 +36,17 @@ describe('what stays live (SPEC 6.4)', () => {
       const messages = [user('a'), toolCall('c1', 'read', {}), toolResult('c1', 'read', 'x'), output('c1', { type: 'text', value: 'y' }), user('b')];
       expect(stepEnd(messages, 1)).toBe(4);
       expect(stepEnd(messages, 0)).toBe(0);
+    });
+  });
+
+  describe('liveEnd', () => {
+    it('should end a new turn past its user messages, and a step past its tool results', () => {
+      const messages = [user('a'), user('b'), toolCall('c1', 'read', {}), toolResult('c1', 'read', 'x'), toolCall('c2', 'read', {}), toolResult('c2', 'read', 'y'), user('c')];
+      expect(liveEnd(messages, 0)).toBe(2);
+      expect(liveEnd(messages, 2)).toBe(4);
+      expect(liveEnd(messages, 4)).toBe(6);
+      expect(liveEnd(messages, 6)).toBe(7);
+      expect(liveEnd(messages, 7)).toBe(7);
     });
   });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { APICallError, generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
 import { z } from 'zod';
-import { type CompactionRecord, compaction } from '../../src';
+import { type CompactionRecord, compaction, memoryStore } from '../../src';
 import { checkpointText } from '../../src/checkpoint/message';
 import { UPDATE_PROMPT } from '../../src/checkpoint/prompts';
 import { resolveOptions } from '../../src/options';
@@ -9,7 +9,7 @@ import type { Message } from '../../src/prompt/types';
 import { estimatePrompt } from '../../src/sizing/estimate';
 import { SUMMARY, isSummaryPrompt, textResult, usage } from '../support/models';
 import { MockLanguageModel } from '../support/models';
-import { assistant, recordingLogger, scriptedModel, system, textOf, toolCall, toolResult, user, wrap } from '../support/harness';
+import { assistant, recordingLogger, scriptedModel, system, textOf, toolCall, toolCallingModel, toolResult, user, wrap } from '../support/harness';
 
 // SPEC 14. A 20,000-token window has a 17,000-token ceiling (SPEC 4); `prepare: 0.8` prepares from
 // 13,600. `tokens(n)` is exactly n estimated tokens; the scripted provider counts prompts as the
@@ -460,6 +460,109 @@ describe('prepare (SPEC 14)', () => {
     });
   });
 
+  describe('after a compaction that leaves the prompt in the band', () => {
+    interface LoopStep {
+      size: number;
+      prepared: boolean;
+      compacted: boolean;
+    }
+
+    /**
+     * A tool loop of `count` steps behind an `systemTokens`-token system prompt; each step adds 203
+     * tokens (a call and a 200-token result). `instanceOf(index)` serves step `index`. Returns the
+     * size each step went out with, and whether it started a background compaction or compacted.
+     */
+    async function toolLoop(count: number, systemTokens: number, instanceOf: (index: number) => ReturnType<typeof collecting>): Promise<LoopStep[]> {
+      const scripted = toolCallingModel();
+      const big: Message = { role: 'system', content: tokens(systemTokens, 's') };
+      const conversation: Message[] = [user('Fix the build.')];
+      const steps: LoopStep[] = [];
+      for (let index = 0; index < count; index++) {
+        const { middleware, background, records, settled } = instanceOf(index);
+        const before = { background: background.length, records: records.length };
+        const result = await wrap(scripted.model, middleware).doGenerate({ prompt: [big, ...conversation] });
+        await settled();
+        const sent = scripted.stepCalls()[scripted.stepCalls().length - 1]!;
+        steps.push({ size: estimatePrompt(sent.prompt, sent.tools), prepared: background.length > before.background, compacted: records.length > before.records });
+        const call = result.content[0] as unknown as { toolCallId: string; input: string };
+        conversation.push({ role: 'assistant', content: [{ type: 'tool-call', toolCallId: call.toolCallId, toolName: 'run', input: JSON.parse(call.input) }] });
+        conversation.push({ role: 'tool', content: [{ type: 'tool-result', toolCallId: call.toolCallId, toolName: 'run', output: { type: 'text', value: tokens(200, 't') } }] });
+      }
+      return steps;
+    }
+
+    /** Where a compaction left the prompt in the band (13,600 to 17,000): nothing is prepared under halfway to the ceiling, the first step past it prepares. Returns how many such compactions there were. */
+    function expectHalfway(steps: LoopStep[]): number {
+      let checked = 0;
+      steps.forEach((each, index) => {
+        if (!each.compacted || each.size < 13_600) return;
+        const halfway = (each.size + 17_000) / 2;
+        let next = index + 1;
+        while (next < steps.length && !steps[next]!.prepared && !steps[next]!.compacted) expect(steps[next++]!.size).toBeLessThan(halfway);
+        if (next < steps.length && steps[next]!.prepared) expect(steps[next]!.size).toBeGreaterThanOrEqual(halfway);
+        checked++;
+      });
+      return checked;
+    }
+
+    it('should prepare the next checkpoint only halfway from where that compaction left the prompt to the ceiling', async () => {
+      // With an 8,000-token system prompt a compaction leaves the prompt over 13,600 (prepare x the
+      // 17,000 ceiling) whenever its checkpoint was prepared a few steps before the ceiling.
+      const instance = collecting();
+      const steps = await toolLoop(80, 8_000, () => instance);
+      // Step 28 (13,678) prepares; step 45 sends that checkpoint: 15,903 tokens, in the band already.
+      // Halfway to the ceiling is 16,451.5: steps 46 (16,106) and 47 (16,308) prepare nothing, step
+      // 48 (16,511) prepares, and step 51 sends that one: 13,065 tokens, under the band again.
+      expect(steps.map((each, index) => (each.prepared ? index : -1)).filter((index) => index >= 0).slice(0, 3)).toEqual([28, 48, 54]);
+      expect(steps[45]).toEqual({ size: 15_903, prepared: false, compacted: true });
+      expect(steps.slice(46, 49)).toEqual([
+        { size: 16_106, prepared: false, compacted: false },
+        { size: 16_308, prepared: false, compacted: false },
+        { size: 16_511, prepared: true, compacted: false },
+      ]);
+      expect(steps[51]).toEqual({ size: 13_065, prepared: false, compacted: true });
+      expect(expectHalfway(steps)).toBeGreaterThanOrEqual(2);
+      // Every checkpoint prepared was sent, but possibly the newest (the loop ended first).
+      expect(instance.background.length - instance.records.filter((record) => record.prepared === true).length).toBeLessThanOrEqual(1);
+    });
+
+    it('should find where the compaction left the prompt on another instance, from the live part its checkpoint was made for', async () => {
+      // One instance compacts at the ceiling and waits for it (prepare: false): with a 10,000-token
+      // system prompt that leaves the prompt in the band. The next steps go to another instance
+      // sharing the store, which never saw that step.
+      const store = memoryStore();
+      const first = collecting({ store, prepare: false });
+      const second = collecting({ store });
+      let handedOver = -1;
+      const steps = await toolLoop(60, 10_000, (index) => {
+        if (handedOver < 0 && first.records.length > 0) handedOver = index;
+        return handedOver < 0 ? first : second;
+      });
+      const compacted = steps.findIndex((each) => each.compacted);
+      expect(handedOver).toBe(compacted + 1);
+      expect(steps[compacted]!.size).toBeGreaterThanOrEqual(13_600);
+      expect(second.background.length).toBeGreaterThan(0);
+      expect(expectHalfway(steps.slice(compacted))).toBeGreaterThanOrEqual(1);
+      // The first step of the second instance is in the band, under halfway: it prepares nothing.
+      expect(steps[handedOver]!.size).toBeGreaterThanOrEqual(13_600);
+      expect(steps[handedOver]!.prepared).toBe(false);
+    });
+
+    it('should prepare from prepare x the ceiling when the compaction left the prompt under it', async () => {
+      // The same loop with a 2,000-token system prompt: every compaction leaves the prompt under 13,600.
+      const instance = collecting();
+      const steps = await toolLoop(120, 2_000, () => instance);
+      expect(instance.records.length).toBeGreaterThanOrEqual(2);
+      for (const [index, each] of steps.entries()) {
+        if (each.compacted) expect(each.size).toBeLessThan(13_600);
+        // The first step at or over 13,600 after each compaction (or from the start) prepares.
+        const previous = steps[index - 1];
+        if (previous !== undefined && each.size >= 13_600 && previous.size < 13_600) expect(each.prepared).toBe(true);
+        if (each.prepared) expect(each.size).toBeGreaterThanOrEqual(13_600);
+      }
+    });
+  });
+
   describe('abort', () => {
     it('should not tie the background compaction to the step\'s abort signal', async () => {
       const summary = gate();
@@ -689,15 +792,7 @@ describe('prepare (SPEC 14)', () => {
     });
 
     it('should bound summary requests over 50 steps of a 16k window with a 6,000-token system prompt: at most one per step', async () => {
-      let step = 0;
-      const scripted = scriptedModel({
-        reply: () => ({
-          content: [{ type: 'tool-call', toolCallId: `call-${step}`, toolName: 'run', input: JSON.stringify({ n: step++ }) }],
-          finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
-          usage: { inputTokens: { total: undefined }, outputTokens: { total: undefined } },
-          warnings: [],
-        }),
-      });
+      const scripted = toolCallingModel();
       const { middleware, settled, records } = collecting({ contextWindow: 16_000 });
       const wrapped = wrap(scripted.model, middleware);
       const big: Message = { role: 'system', content: tokens(6_000, 's') };
@@ -711,14 +806,14 @@ describe('prepare (SPEC 14)', () => {
       }
       for (const call of scripted.stepCalls()) expect(estimatePrompt(call.prompt, call.tools)).toBeLessThan(13_600);
       // 13,600 ceiling, prepared from 10,880. The prompt with a prepared checkpoint (the system prompt,
-      // the checkpoint and two 3,000-token steps) is in the band already, so the step that sends one
-      // prepares the next: one summary request a step. Once the record is full the prompt with a
-      // prepared checkpoint no longer fits and the step at the ceiling compacts from it, as every
-      // step does then without prepare (conversations.test.ts): still never more than one summary
-      // request a step, and each prepared checkpoint is sent or updated, but possibly the last.
-      expect(scripted.summaryCalls().length).toBeLessThanOrEqual(50);
-      expect(records.filter((record) => record.prepared === true).length).toBeGreaterThan(0);
-      expect(scripted.summaryCalls().length - records.length).toBeLessThanOrEqual(1);
+      // the checkpoint and two 3,000-token steps) is in the band already, so the next is prepared
+      // only halfway from there to the ceiling, and a 3,000-token step lands past the ceiling
+      // first: 4 of the 44 compactions are prepared, the others compact at the ceiling, as every
+      // step does once the record is full, with prepare off too (conversations.test.ts: 42). Never
+      // more than one summary request a step, and every prepared checkpoint is sent or updated.
+      expect(scripted.summaryCalls()).toHaveLength(44);
+      expect(records).toHaveLength(44);
+      expect(records.filter((record) => record.prepared === true)).toHaveLength(4);
       // A step starts at most one: the one prepared beside a step and the one of the next step (which
       // compacts from it when it does not fit) may follow each other, never a third.
       expect(scripted.calls.map((call) => (call.summary ? 'S' : 's')).join('')).not.toContain('SSS');

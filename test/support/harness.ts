@@ -57,6 +57,22 @@ export function scriptedModel(options: ScriptOptions = {}) {
   };
 }
 
+/**
+ * A scripted model whose every step calls the tool `run` with `{ n }` (0, 1, 2, ...) and reports no
+ * usage, so the middleware goes by its estimate alone.
+ */
+export function toolCallingModel() {
+  let step = 0;
+  return scriptedModel({
+    reply: () => ({
+      content: [{ type: 'tool-call', toolCallId: `call-${step}`, toolName: 'run', input: JSON.stringify({ n: step++ }) }],
+      finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
+      usage: { inputTokens: { total: undefined }, outputTokens: { total: undefined } },
+      warnings: [],
+    }),
+  });
+}
+
 export function wrap(model: unknown, middleware: unknown) {
   return wrapLanguageModel({ model: model as never, middleware: middleware as never }) as unknown as {
     doGenerate(options: Partial<CallOptions> & { prompt: Message[] }): Promise<{ content: Part[]; usage: unknown }>;
