@@ -35,8 +35,6 @@ export interface PreparingThread {
   entries: Preparing[];
   /** The steps of the thread check and start one at a time: this settles when the last has. */
   turn: Promise<void>;
-  /** The newest checkpoint a step of this thread sent first, and the length of that step's conversation: where it left the prompt. */
-  sent?: { digest: string; end: number };
 }
 
 /** A compaction under way, joined by concurrent steps that need the same one (SPEC 11). */

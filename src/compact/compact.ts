@@ -204,7 +204,10 @@ function asSent(view: StepView): Message[] {
  * in this step's view. Reported by `reportPrepared` once it is sure to go out.
  */
 export async function promotePrepared(engine: Engine, view: StepView, checkpoint: StoredCheckpoint): Promise<StepView> {
-  if (view.threadDigest !== undefined && !(await engine.keeper.promote(view.threadDigest, checkpoint))) {
+  const { conversation, digests } = view;
+  // Where it left the prompt: the next one is prepared from there (SPEC 14, `preparingFrom`).
+  const sent = digests === undefined ? undefined : { length: conversation.length, digest: await digests.of(conversation.length) };
+  if (view.threadDigest !== undefined && !(await engine.keeper.promote(view.threadDigest, checkpoint, sent))) {
     engine.warn('ai-compaction: the checkpoint prepared ahead could not be stored as sent; this step uses it, later steps may compact again');
   }
   return withCheckpoint(view, checkpoint);

@@ -43,16 +43,12 @@ export async function prepareAhead(engine: Engine, view: StepView, model: Model,
   const { auto, prepare } = engine.settings;
   const { limit, window } = plan;
   if (!auto || prepare === false || limit === undefined || limit <= 0 || !view.sizeKnown) return;
-  const { digests, threadDigest, checkpoint } = view;
+  const { digests, threadDigest } = view;
   if (digests === undefined || threadDigest === undefined) return;
-  // The step that first sends a checkpoint marks where it left the prompt.
-  if (view.compaction !== undefined && checkpoint !== undefined) threadOf(engine, threadDigest).sent = { digest: checkpoint.digest, end: view.conversation.length };
   const size = totalSize(view);
   // At the ceiling or over it a step compacts, or is held (SPEC 6.8): nothing to prepare.
   if (size < prepare * limit || size >= limit) return;
-  const sent = engine.preparing.get(threadDigest)?.sent;
-  const sentEnd = checkpoint !== undefined && sent?.digest === checkpoint.digest ? sent.end : undefined;
-  if (size < preparingFrom(view, prepare * limit, limit, sentEnd)) return;
+  if (size < (await preparingFrom(view, prepare * limit, limit))) return;
   const from = coveredUpTo(view);
   const end = liveStart(view.conversation);
   if (end <= from) return;
@@ -115,17 +111,24 @@ export async function compactAtCeiling(engine: Engine, view: StepView, model: Mo
  * at once would cover a step or so more than the one just sent and free next to nothing at the
  * ceiling, and a conversation that ends before the ceiling would leave it unused: the next one is
  * prepared once the prompt has grown halfway from where that compaction left it to the ceiling.
- * Where it left it is this prompt less what was added after the step that first sent it (`sentEnd`,
- * the length of that step's conversation, when this instance saw it; else the end of the live part
- * the checkpoint was made for).
+ * Where it left it is this prompt less what was added after the step that first sent it: this
+ * step, when it compacted; for a prepared checkpoint, the step its thread names (`sent`) when this
+ * conversation extends that step's; else the end of the live part the checkpoint was made for.
  */
-export function preparingFrom(view: StepView, band: number, limit: number, sentEnd: number | undefined): number {
+export async function preparingFrom(view: StepView, band: number, limit: number): Promise<number> {
   const { checkpoint, conversation, estimator } = view;
   // A clearing keeps the messages it covers in the prompt, so nothing marks where it left the prompt.
   if (checkpoint === undefined || checkpoint.clear !== undefined) return band;
-  const end = Math.min(conversation.length, sentEnd ?? liveEnd(conversation, checkpoint.length));
+  const end = view.compaction !== undefined ? conversation.length : ((await sentEnd(view, checkpoint)) ?? liveEnd(conversation, checkpoint.length));
   const after = totalSize(view) - estimateMessages(conversation, end, conversation.length, estimator);
   return after < band ? band : (after + limit) / 2;
+}
+
+/** The length of the conversation of the step that first sent `checkpoint`, as its thread names it, when this conversation extends that one. */
+async function sentEnd(view: StepView, checkpoint: StoredCheckpoint): Promise<number | undefined> {
+  const sent = view.thread?.checkpoints.find((ref) => ref.digest === checkpoint.digest)?.sent;
+  if (sent === undefined || sent.length > view.conversation.length) return undefined;
+  return (await view.digests?.of(sent.length)) === sent.digest ? sent.length : undefined;
 }
 
 /** The step's params with no abort signal: a background compaction outlives the step that started it. */

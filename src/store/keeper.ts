@@ -137,9 +137,13 @@ export class Keeper {
     return this.updateThread(threadDigest, { prepared: [{ length: checkpoint.length, digest: checkpoint.digest }] }, { attempts: VERIFIED_WRITES });
   }
 
-  /** Lists a prepared checkpoint, sent for the first time, among its thread's checkpoints: later steps find it like any other. */
-  async promote(threadDigest: string, checkpoint: StoredCheckpoint): Promise<boolean> {
-    return this.updateThread(threadDigest, { checkpoints: [{ length: checkpoint.length, digest: checkpoint.digest }] }, { attempts: VERIFIED_WRITES });
+  /**
+   * Lists a prepared checkpoint, sent for the first time, among its thread's checkpoints: later
+   * steps find it like any other. `sent` names the conversation of the step that sent it.
+   */
+  async promote(threadDigest: string, checkpoint: StoredCheckpoint, sent?: { length: number; digest: string }): Promise<boolean> {
+    const ref = { length: checkpoint.length, digest: checkpoint.digest, ...(sent === undefined ? {} : { sent }) };
+    return this.updateThread(threadDigest, { checkpoints: [ref] }, { attempts: VERIFIED_WRITES });
   }
 
   /** Adds a count to its thread; counts of shorter prompts of the same conversation (`superseded`) go. */

@@ -85,7 +85,18 @@ export function readableBy(checkpoint: StoredCheckpoint, modelKey: string): bool
   return checkpoint.native === undefined || checkpoint.native.model === modelKey;
 }
 
-const checkpointRef = z.object({ length: z.number().int().positive(), digest }).strict();
+const checkpointRef = z
+  .object({
+    length: z.number().int().positive(),
+    digest,
+    /**
+     * For a checkpoint prepared ahead (SPEC 14), once promoted: the conversation of the step that
+     * first sent it (its length and digest), where it left the prompt. Optional: a checkpoint made
+     * at its step left the prompt where the live part it was made for ends.
+     */
+    sent: z.object({ length: z.number().int().positive(), digest }).strict().optional(),
+  })
+  .strict();
 
 const countRecord = z
   .object({

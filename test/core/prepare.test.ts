@@ -472,7 +472,7 @@ describe('prepare (SPEC 14)', () => {
      * tokens (a call and a 200-token result). `instanceOf(index)` serves step `index`. Returns the
      * size each step went out with, and whether it started a background compaction or compacted.
      */
-    async function toolLoop(count: number, systemTokens: number, instanceOf: (index: number) => ReturnType<typeof collecting>): Promise<LoopStep[]> {
+    async function toolLoop(count: number, systemTokens: number, instanceOf: (index: number) => ReturnType<typeof collecting>): Promise<{ steps: LoopStep[]; conversation: Message[] }> {
       const scripted = toolCallingModel();
       const big: Message = { role: 'system', content: tokens(systemTokens, 's') };
       const conversation: Message[] = [user('Fix the build.')];
@@ -488,7 +488,7 @@ describe('prepare (SPEC 14)', () => {
         conversation.push({ role: 'assistant', content: [{ type: 'tool-call', toolCallId: call.toolCallId, toolName: 'run', input: JSON.parse(call.input) }] });
         conversation.push({ role: 'tool', content: [{ type: 'tool-result', toolCallId: call.toolCallId, toolName: 'run', output: { type: 'text', value: tokens(200, 't') } }] });
       }
-      return steps;
+      return { steps, conversation };
     }
 
     /** Where a compaction left the prompt in the band (13,600 to 17,000): nothing is prepared under halfway to the ceiling, the first step past it prepares. Returns how many such compactions there were. */
@@ -509,7 +509,7 @@ describe('prepare (SPEC 14)', () => {
       // With an 8,000-token system prompt a compaction leaves the prompt over 13,600 (prepare x the
       // 17,000 ceiling) whenever its checkpoint was prepared a few steps before the ceiling.
       const instance = collecting();
-      const steps = await toolLoop(80, 8_000, () => instance);
+      const { steps } = await toolLoop(80, 8_000, () => instance);
       // Step 28 (13,678) prepares; step 45 sends that checkpoint: 15,903 tokens, in the band already.
       // Halfway to the ceiling is 16,451.5: steps 46 (16,106) and 47 (16,308) prepare nothing, step
       // 48 (16,511) prepares, and step 51 sends that one: 13,065 tokens, under the band again.
@@ -526,6 +526,41 @@ describe('prepare (SPEC 14)', () => {
       expect(instance.background.length - instance.records.filter((record) => record.prepared === true).length).toBeLessThanOrEqual(1);
     });
 
+    it('should find where a prepared checkpoint left the prompt on every instance: a fresh instance per step prepares where one instance does', async () => {
+      // The loop of the test above, each step served by a new instance sharing one store: the
+      // thread names the conversation of the step that first sent each prepared checkpoint.
+      const store = memoryStore();
+      const instances: ReturnType<typeof collecting>[] = [];
+      const { steps } = await toolLoop(80, 8_000, () => {
+        const instance = collecting({ store });
+        instances.push(instance);
+        return instance;
+      });
+      expect(steps.map((each, index) => (each.prepared ? index : -1)).filter((index) => index >= 0).slice(0, 3)).toEqual([28, 48, 54]);
+      expect(steps[45]).toEqual({ size: 15_903, prepared: false, compacted: true });
+      expect(expectHalfway(steps)).toBeGreaterThanOrEqual(2);
+    });
+
+    it('should not take where the compaction left the prompt from a step this conversation does not extend (a branch)', async () => {
+      const instance = collecting();
+      const { steps, conversation } = await toolLoop(46, 8_000, () => instance);
+      // Step 45 (91 messages) sent the checkpoint prepared at step 28 (covering 55 messages).
+      expect(steps[45]!.compacted).toBe(true);
+      expect(instance.records[0]).toMatchObject({ prepared: true, messagesCovered: 55 });
+      const before = instance.background.length;
+      // A branch of the first 71 messages and a 2,500-token step of its own shares that checkpoint
+      // and is in the band. The step that sent it is not in this branch, so where the compaction
+      // left the prompt is taken from the checkpoint's own live part: it prepares.
+      const branch: Message[] = [...conversation.slice(0, 71), toolCall('b1', 'run', { n: 'b' }), toolResult('b1', 'run', tokens(2_500, 'b'))];
+      const scripted = scriptedModel();
+      await wrap(scripted.model, instance.middleware).doGenerate({ prompt: [{ role: 'system', content: tokens(8_000, 's') }, ...branch] });
+      await instance.settled();
+      const sent = scripted.stepCalls()[0]!.prompt;
+      expect(sent[1]).toEqual(checkpointOf(instance.records[0]!));
+      expect(estimatePrompt(sent)).toBeGreaterThanOrEqual(13_600);
+      expect(instance.background.length).toBe(before + 1);
+    });
+
     it('should find where the compaction left the prompt on another instance, from the live part its checkpoint was made for', async () => {
       // One instance compacts at the ceiling and waits for it (prepare: false): with a 10,000-token
       // system prompt that leaves the prompt in the band. The next steps go to another instance
@@ -534,7 +569,7 @@ describe('prepare (SPEC 14)', () => {
       const first = collecting({ store, prepare: false });
       const second = collecting({ store });
       let handedOver = -1;
-      const steps = await toolLoop(60, 10_000, (index) => {
+      const { steps } = await toolLoop(60, 10_000, (index) => {
         if (handedOver < 0 && first.records.length > 0) handedOver = index;
         return handedOver < 0 ? first : second;
       });
@@ -551,7 +586,7 @@ describe('prepare (SPEC 14)', () => {
     it('should prepare from prepare x the ceiling when the compaction left the prompt under it', async () => {
       // The same loop with a 2,000-token system prompt: every compaction leaves the prompt under 13,600.
       const instance = collecting();
-      const steps = await toolLoop(120, 2_000, () => instance);
+      const { steps } = await toolLoop(120, 2_000, () => instance);
       expect(instance.records.length).toBeGreaterThanOrEqual(2);
       for (const [index, each] of steps.entries()) {
         if (each.compacted) expect(each.size).toBeLessThan(13_600);

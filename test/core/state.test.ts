@@ -252,6 +252,15 @@ describe('state', () => {
       expect(refusal(state).message).toContain(`checkpoints.${B} holds the checkpoint of another conversation`);
     });
 
+    it('should carry where a prepared checkpoint was first sent, and refuse a malformed one naming the field', () => {
+      const sent = { length: 6, digest: E };
+      const thread: Thread = { ...threadC, checkpoints: [{ length: 4, digest: A, sent }] };
+      const state = buildState(new Map([[C, thread]]), new Map([[A, checkpointA]]));
+      expect(parseState(JSON.parse(JSON.stringify(state))).threads[C]!.checkpoints).toEqual([{ length: 4, digest: A, sent }]);
+      const malformed = buildState(new Map([[C, { ...threadC, checkpoints: [{ length: 4, digest: A, sent: { length: 0, digest: E } }] }]]), new Map([[A, checkpointA]]));
+      expect(refusal(malformed).message).toContain(`threads.${C}.checkpoints[0].sent.length is 0, expected more than 0`);
+    });
+
     it('should refuse a thread whose entry gives a checkpoint another length than the checkpoint has', () => {
       // A checksum is no signature: anyone can rebuild one. A length mismatch would send the
       // checkpoint in place of messages it does not cover.

@@ -76,9 +76,12 @@ describe('redisStore with prepare', () => {
     const checkpoint: Message = { role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, records[0]!.record) }] };
     expect(second.stepCalls()[1]!.prompt).toEqual([checkpoint, ...atCeiling().slice(14)]);
 
-    // Sent, it is promoted: now a checkpoint any instance finds, the first one included.
+    // Sent, it is promoted: now a checkpoint any instance finds, the first one included, with the
+    // conversation of the step that sent it (where it left the prompt: the next is prepared from there).
     const promoted = JSON.parse((await ioredis.get(threadKey!))!) as { checkpoints: unknown[] };
-    expect(promoted.checkpoints).toEqual([{ length: 14, digest: checkpointKey!.slice(`${prefix}cp:`.length) }]);
+    expect(promoted.checkpoints).toEqual([
+      { length: 14, digest: checkpointKey!.slice(`${prefix}cp:`.length), sent: { length: atCeiling().length, digest: expect.stringMatching(/^[0-9a-f]{64}$/) } },
+    ]);
     const third = scriptedModel();
     const next = [...atCeiling(), assistant('done'), user('thanks')];
     await wrap(third.model, a).doGenerate({ prompt: next });
