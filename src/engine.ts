@@ -1,4 +1,5 @@
 import { wrapLanguageModel } from 'ai';
+import { LRUCache } from 'lru-cache';
 import { describe, resolveOptions, type ResolvedOptions } from './options';
 import type { Model } from './prompt/types';
 import { guardTokenize } from './sizing/estimate';
@@ -37,6 +38,9 @@ export interface PreparingThread {
   turn: Promise<void>;
 }
 
+/** Threads whose background compactions an instance remembers (SPEC 14). */
+const PREPARING_THREADS = 512;
+
 /** A compaction under way, joined by concurrent steps that need the same one (SPEC 11). */
 export interface Flight {
   made: Promise<Made>;
@@ -64,9 +68,10 @@ export interface Engine {
   /**
    * Checkpoints prepared in the background, by the thread digest of their conversation: while
    * one covers more than a conversation's checkpoint, it is not prepared again (a failed one
-   * included, so a failing summarizer costs one background request, not one per step).
+   * included, so a failing summarizer costs one background request, not one per step). The least
+   * recently used threads are forgotten first.
    */
-  readonly preparing: Map<string, PreparingThread>;
+  readonly preparing: LRUCache<string, PreparingThread>;
   /** Warnings given once per key (a model without native compaction, a ceiling at or below 0). */
   readonly warnedOnce: Set<string>;
   /** Models whose provider refused native compaction or answered it without an item. */
@@ -105,7 +110,7 @@ export function createEngine(options: CompactionOptions): Engine {
       settings.summarizer === undefined ? undefined : (wrapLanguageModel({ model: settings.summarizer as never, middleware: [] }) as unknown as Model),
     learnedWindows: new Map(),
     flights: new Map(),
-    preparing: new Map(),
+    preparing: new LRUCache({ max: PREPARING_THREADS }),
     warnedOnce: new Set(),
     nativeUnavailable: new Set(),
     failuresTold: new WeakSet(),

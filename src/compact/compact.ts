@@ -178,18 +178,24 @@ async function run(engine: Engine, { view, reason, model, window, target, limit,
     if (!saved) engine.warn('ai-compaction: the checkpoint could not be stored; this step uses it, later steps may compact again');
   }
   if (noProgress && reason !== 'overflow') await placeHold(engine, next, tokensAfter, target, 'the compaction made no progress');
-  const record: CompactionRecord = {
-    reason,
-    kind: native === undefined ? 'summary' : 'native',
-    messagesCovered: end,
-    tokensBefore,
-    tokensAfter,
-    summary,
-    record: recordText,
-    ...(native === undefined ? {} : { native: { provider: native.provider, item: native.part } }),
-  };
+  const record = recordOf(checkpoint, reason, tokensBefore, tokensAfter);
   report(engine, record);
   return { checkpoint, record };
+}
+
+/** What `last()` returns and `onCompaction` receives for a summary (or a provider's item) that a step sent. */
+function recordOf(checkpoint: StoredCheckpoint, reason: CompactionReason, tokensBefore: number, tokensAfter: number): CompactionRecord {
+  const { native } = checkpoint;
+  return {
+    reason,
+    kind: native === undefined ? 'summary' : 'native',
+    messagesCovered: checkpoint.length,
+    tokensBefore,
+    tokensAfter,
+    summary: checkpoint.summary,
+    record: checkpoint.record,
+    ...(native === undefined ? {} : { native: { provider: native.provider, item: native.part } }),
+  };
 }
 
 /** The caller's conversation with the tool outputs its clearing replaced, if its checkpoint is one. */
@@ -203,7 +209,7 @@ function asSent(view: StepView): Message[] {
  * send it for the first time: it is listed among the checkpoints steps find, and returned placed
  * in this step's view. Reported by `reportPrepared` once it is sure to go out.
  */
-export async function promotePrepared(engine: Engine, view: StepView, checkpoint: StoredCheckpoint): Promise<StepView> {
+async function promotePrepared(engine: Engine, view: StepView, checkpoint: StoredCheckpoint): Promise<StepView> {
   const { conversation, digests } = view;
   // Where it left the prompt: the next one is prepared from there (SPEC 14, `preparingFrom`).
   const sent = digests === undefined ? undefined : { length: conversation.length, digest: await digests.of(conversation.length) };
@@ -217,20 +223,8 @@ export async function promotePrepared(engine: Engine, view: StepView, checkpoint
  * Reports a prepared checkpoint on the step that first sends it (`next`, placed from `view`), with
  * why that step compacted: `last()`, `onCompaction`, its metadata.
  */
-export function reportPrepared(engine: Engine, view: StepView, next: StepView, reason: CompactionReason = next.checkpoint!.reason): StepView {
-  const checkpoint = next.checkpoint!;
-  const { native } = checkpoint;
-  const record: CompactionRecord = {
-    reason,
-    kind: native === undefined ? 'summary' : 'native',
-    messagesCovered: checkpoint.length,
-    tokensBefore: totalSize(view),
-    tokensAfter: totalSize(next),
-    summary: checkpoint.summary,
-    record: checkpoint.record,
-    ...(native === undefined ? {} : { native: { provider: native.provider, item: native.part } }),
-    prepared: true,
-  };
+function reportPrepared(engine: Engine, view: StepView, next: StepView, reason: CompactionReason = next.checkpoint!.reason): StepView {
+  const record: CompactionRecord = { ...recordOf(next.checkpoint!, reason, totalSize(view), totalSize(next)), prepared: true };
   report(engine, record);
   next.compaction = record;
   return next;

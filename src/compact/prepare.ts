@@ -8,7 +8,7 @@ import { type StoredCheckpoint, readableBy } from '../store/records';
 import { type StepView, coveredUpTo, totalSize, withCheckpoint } from '../view';
 import { compactBeforeStep } from './before-step';
 import { planClearing } from './clear';
-import { compactOnce, promotePrepared, reportPrepared } from './compact';
+import { compactOnce, sendPrepared } from './compact';
 import type { Plan } from './decide';
 import { untilAborted } from './flight';
 
@@ -26,8 +26,6 @@ import { untilAborted } from './flight';
  *   it promotes it to the conversation's checkpoint and reports it.
  */
 
-/** Threads whose background compactions this instance remembers; the oldest are forgotten first. */
-const PREPARING_THREADS = 512;
 /** Background compactions remembered per thread (conversations sharing an opening share one). */
 const PREPARING_PER_THREAD = 8;
 
@@ -99,10 +97,10 @@ export async function compactAtCeiling(engine: Engine, view: StepView, model: Mo
   const prepared = plan.reason === 'auto' && plan.limit !== undefined ? await findPrepared(engine, view, model, plan.limit) : undefined;
   if (prepared === undefined) return compactBeforeStep(engine, view, model, plan);
   const placed = withCheckpoint(view, prepared);
-  if (totalSize(placed) < plan.limit!) return reportPrepared(engine, view, await promotePrepared(engine, view, prepared));
+  if (totalSize(placed) < plan.limit!) return sendPrepared(engine, view, prepared);
   const step = await compactBeforeStep(engine, placed, model, plan);
   // The compaction from it failed and the step goes out with the prepared checkpoint: it is sent now.
-  return step === placed ? reportPrepared(engine, view, await promotePrepared(engine, view, prepared)) : step;
+  return step === placed ? sendPrepared(engine, view, prepared) : step;
 }
 
 /**
@@ -137,12 +135,10 @@ function detached(view: StepView): StepView {
   return { ...view, params: params as CallOptions };
 }
 
-/** What this instance prepares for a thread, made the most recently used; the least recently used threads are forgotten. */
+/** What this instance prepares for a thread, made the most recently used (the least recently used threads are forgotten). */
 function threadOf(engine: Engine, threadDigest: string): PreparingThread {
-  const thread = engine.preparing.get(threadDigest) ?? { entries: [], turn: Promise.resolve() };
-  engine.preparing.delete(threadDigest);
-  engine.preparing.set(threadDigest, thread);
-  while (engine.preparing.size > PREPARING_THREADS) engine.preparing.delete(engine.preparing.keys().next().value as string);
+  let thread = engine.preparing.get(threadDigest);
+  if (thread === undefined) engine.preparing.set(threadDigest, (thread = { entries: [], turn: Promise.resolve() }));
   return thread;
 }
 
@@ -179,7 +175,7 @@ async function findPrepared(engine: Engine, view: StepView, model: Model, limit:
   const end = liveStart(view.conversation);
   const eligible = async (ref: { length: number; digest: string }) => ref.length > from && ref.length <= end && (await covers(view, ref));
   const candidates: { length: number; get: () => Promise<StoredCheckpoint | undefined> }[] = [];
-  for (const entry of engine.preparing.get(threadDigest)?.entries ?? []) {
+  for (const entry of engine.preparing.peek(threadDigest)?.entries ?? []) {
     if (!(await eligible(entry))) continue;
     if (!entry.settled && !couldFit(view, entry.length, limit)) continue;
     candidates.push({ length: entry.length, get: () => untilAborted(entry.made, view.params.abortSignal) });

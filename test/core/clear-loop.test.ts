@@ -1,76 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { generateText, stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
-import { z } from 'zod';
+import { generateText, stepCountIs, streamText, wrapLanguageModel } from 'ai';
 import { type CompactionRecord, compaction, compactionOf } from '../../src';
 import type { Message, Part } from '../../src/prompt/types';
 import { estimatePrompt } from '../../src/sizing/estimate';
-import { MockLanguageModel, SUMMARY, convertArrayToReadableStream, isSummaryPrompt, textResult, usage } from '../support/models';
+import { STEPS, readFileAgent, readFileTools } from '../support/read-file-agent';
 
-const STEPS = 64;
 const WINDOW = 20_000;
-
-/** The agent of tool-loop.test.ts: it calls `read_file` until step 64, then answers; every output is 8,000 characters. */
-function agentModel() {
-  const prompts: Message[][] = [];
-  let summaries = 0;
-  let step = 0;
-  const next = (prompt: Message[], tools: unknown) => {
-    if (isSummaryPrompt(prompt)) {
-      summaries++;
-      return { kind: 'summary' as const };
-    }
-    prompts.push(structuredClone(prompt));
-    step++;
-    return { kind: step < STEPS ? ('call' as const) : ('answer' as const), step, input: estimatePrompt(prompt, tools as never) };
-  };
-  const model = new MockLanguageModel({
-    doGenerate: async ({ prompt, tools }: { prompt: Message[]; tools: unknown }) => {
-      const turn = next(prompt, tools);
-      if (turn.kind === 'summary') return textResult(SUMMARY, 1_000, 200);
-      if (turn.kind === 'answer') return textResult('All 64 files read.', turn.input, 10);
-      return {
-        content: [{ type: 'tool-call', toolCallId: `call-${turn.step}`, toolName: 'read_file', input: JSON.stringify({ path: `src/file-${turn.step}.ts` }) }],
-        finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
-        usage: usage(turn.input, 20),
-        warnings: [],
-      };
-    },
-    doStream: async ({ prompt, tools }: { prompt: Message[]; tools: unknown }) => {
-      const turn = next(prompt, tools);
-      const end = (reason: string, input: number | undefined) => ({ type: 'finish', finishReason: { unified: reason, raw: reason }, usage: usage(input, 20) });
-      if (turn.kind === 'summary') throw new Error('summaries are requested with doGenerate');
-      const parts: unknown[] =
-        turn.kind === 'answer'
-          ? [{ type: 'stream-start', warnings: [] }, { type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: 'All 64 files read.' }, { type: 'text-end', id: 't' }, end('stop', turn.input)]
-          : [
-              { type: 'stream-start', warnings: [] },
-              { type: 'tool-call', toolCallId: `call-${turn.step}`, toolName: 'read_file', input: JSON.stringify({ path: `src/file-${turn.step}.ts` }) },
-              end('tool-calls', turn.input),
-            ];
-      return { stream: convertArrayToReadableStream(parts) };
-    },
-  });
-  return { model, prompts, summaries: () => summaries };
-}
-
-const tools = {
-  read_file: tool({
-    description: 'Read a file of the project',
-    inputSchema: z.object({ path: z.string() }),
-    execute: async ({ path }) => `// ${path}\n${'export const value = 1;\n'.repeat(400)}`.slice(0, 8_000),
-  }),
-};
 
 const partsOf = (message: Message): Part[] => (message.role === 'system' ? [] : message.content);
 
 describe('clearing old tool results in a tool loop', () => {
   for (const mode of ['generateText', 'streamText'] as const) {
     it(`should keep a ${STEPS}-step ${mode} tool loop under a 20,000-token window by clearing, with no summary request`, async () => {
-      const agent = agentModel();
+      const agent = readFileAgent({ clone: true });
       const records: CompactionRecord[] = [];
       const middleware = compaction({ contextWindow: WINDOW, clearToolResults: true, onCompaction: (record) => void records.push(record) });
       const model = wrapLanguageModel({ model: agent.model as never, middleware });
-      const options = { model, tools, stopWhen: stepCountIs(STEPS + 5), system: 'You are a coding agent.', prompt: 'Read every file of the project.' };
+      const options = { model, tools: readFileTools, stopWhen: stepCountIs(STEPS + 5), system: 'You are a coding agent.', prompt: 'Read every file of the project.' };
       const result = mode === 'generateText' ? await generateText(options) : streamText(options);
       const text = await result.text;
       const steps = await result.steps;

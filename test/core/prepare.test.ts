@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { APICallError, generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
-import { z } from 'zod';
+import { APICallError, generateText, stepCountIs, wrapLanguageModel } from 'ai';
 import { type CompactionRecord, compaction, memoryStore } from '../../src';
 import { checkpointText } from '../../src/checkpoint/message';
 import { UPDATE_PROMPT } from '../../src/checkpoint/prompts';
@@ -9,37 +8,14 @@ import type { Message } from '../../src/prompt/types';
 import { estimatePrompt } from '../../src/sizing/estimate';
 import { SUMMARY, isSummaryPrompt, textResult, usage } from '../support/models';
 import { MockLanguageModel } from '../support/models';
+import { atCeiling, band, gate, tokens, under } from '../support/prepare-fixtures';
+import { readFileAgent, readFileTools } from '../support/read-file-agent';
 import { assistant, recordingLogger, scriptedModel, system, textOf, toolCall, toolCallingModel, toolResult, user, wrap } from '../support/harness';
 
 // SPEC 14. A 20,000-token window has a 17,000-token ceiling (SPEC 4); `prepare: 0.8` prepares from
-// 13,600. `tokens(n)` is exactly n estimated tokens; the scripted provider counts prompts as the
-// estimate does.
+// 13,600. The conversations it grows through are in ../support/prepare-fixtures.ts.
 
-const tokens = (count: number, letter = 'u') => letter.repeat(count * 4);
 const WINDOW = 20_000;
-
-/** A promise and the function that settles it. */
-function gate() {
-  let open!: () => void;
-  const opened = new Promise<void>((resolve) => (open = resolve));
-  return { opened, open };
-}
-
-/** 7 exchanges of 1,000 + 1,000 tokens and a new user message: 13,994 tokens, in the prepare band. */
-const band = (): Message[] => {
-  const messages: Message[] = [];
-  for (let index = 0; index < 7; index++) messages.push(user(`${index} ${tokens(999)}`), assistant(`${index} ${tokens(999, 'a')}`));
-  return [...messages, user('next')];
-};
-
-/** `band()` answered and followed by one more user message: 14,995 tokens, still under the ceiling. */
-const under = (): Message[] => [...band(), assistant(tokens(1_000, 'b')), user('more')];
-
-/**
- * `under()` answered and followed by a 2,500-token user message: 18,495 tokens by estimate, and
- * 17,505 measured on the count of `band()` (whose reply the scripted provider counts as 10 tokens).
- */
-const atCeiling = (): Message[] => [...under(), assistant(tokens(1_000, 'c')), user(tokens(2_500, 'd'))];
 
 /** An instance whose background work is collected, so a test can wait for it. */
 function collecting(options: Parameters<typeof compaction>[0] = {}) {
@@ -759,53 +735,17 @@ describe('prepare (SPEC 14)', () => {
   });
 
   describe('end to end', () => {
-    /** An agent that reads files until step 64; every tool output is 8,000 characters (2,000 tokens). */
-    function agentModel() {
-      const prompts: Message[][] = [];
-      const stepTools: never[] = [];
-      let summaries = 0;
-      let step = 0;
-      const model = new MockLanguageModel({
-        doGenerate: async ({ prompt, tools }: { prompt: Message[]; tools: never }) => {
-          if (isSummaryPrompt(prompt)) {
-            summaries++;
-            return textResult(SUMMARY, 1_000, 200);
-          }
-          prompts.push(prompt);
-          stepTools.push(tools);
-          step++;
-          const input = estimatePrompt(prompt, tools);
-          if (step >= 64) return textResult('All 64 files read.', input, 10);
-          return {
-            content: [{ type: 'tool-call', toolCallId: `call-${step}`, toolName: 'read_file', input: JSON.stringify({ path: `src/file-${step}.ts` }) }],
-            finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
-            usage: usage(input, 20),
-            warnings: [],
-          };
-        },
-      });
-      return { model, prompts, stepTools, summaries: () => summaries };
-    }
-
-    const tools = {
-      read_file: tool({
-        description: 'Read a file of the project',
-        inputSchema: z.object({ path: z.string() }),
-        execute: async ({ path }) => `// ${path}\n${'export const value = 1;\n'.repeat(400)}`.slice(0, 8_000),
-      }),
-    };
-
     it('should keep a 64-step tool loop under the ceiling with every compaction prepared ahead', async () => {
-      const agent = agentModel();
+      const agent = readFileAgent();
       const records: CompactionRecord[] = [];
       const background: Promise<unknown>[] = [];
       const middleware = compaction({ contextWindow: WINDOW, onCompaction: (record) => void records.push(record), waitUntil: (promise) => void background.push(promise) });
       const model = wrapLanguageModel({ model: agent.model as never, middleware });
-      const result = await generateText({ model, tools, stopWhen: stepCountIs(69), system: 'You are a coding agent.', prompt: 'Read every file of the project.' });
+      const result = await generateText({ model, tools: readFileTools, stopWhen: stepCountIs(69), system: 'You are a coding agent.', prompt: 'Read every file of the project.' });
       await Promise.all(background);
       expect(result.text).toBe('All 64 files read.');
       expect(agent.prompts).toHaveLength(64);
-      agent.prompts.forEach((prompt, index) => expect(estimatePrompt(prompt, agent.stepTools[index])).toBeLessThan(17_000));
+      agent.prompts.forEach((prompt, index) => expect(estimatePrompt(prompt, agent.stepTools[index] as never)).toBeLessThan(17_000));
       // Each step adds ~2,000 tokens (ceiling 17,000, prepared from 13,600). Step 8 (14,120) prepares
       // the checkpoint of all before its newest step; step 9 (16,128) goes out whole; step 10 (18,148
       // whole) sends it: 6,974, the checkpoint and the two steps since. From then on the step that

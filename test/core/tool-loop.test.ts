@@ -1,79 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { generateText, stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
-import { z } from 'zod';
+import { generateText, stepCountIs, streamText, wrapLanguageModel } from 'ai';
 import { compaction } from '../../src';
 import type { Message } from '../../src/prompt/types';
 import { estimatePrompt } from '../../src/sizing/estimate';
-import { MockLanguageModel, SUMMARY, convertArrayToReadableStream, isSummaryPrompt, textResult, usage } from '../support/models';
 import { textOf } from '../support/harness';
+import { SUMMARY } from '../support/models';
+import { STEPS, readFileAgent, readFileTools } from '../support/read-file-agent';
 
-const STEPS = 64;
 const WINDOW = 20_000;
-
-/** An agent that calls `read_file` until step 64, then answers; every tool output is 8,000 characters. */
-function agentModel() {
-  const prompts: Message[][] = [];
-  /** The tool definitions each step was sent with. */
-  const stepTools: unknown[] = [];
-  let summaries = 0;
-  let step = 0;
-  const next = (prompt: Message[], tools: unknown) => {
-    if (isSummaryPrompt(prompt)) {
-      summaries++;
-      return { kind: 'summary' as const };
-    }
-    prompts.push(prompt);
-    stepTools.push(tools);
-    step++;
-    return { kind: step < STEPS ? ('call' as const) : ('answer' as const), step, input: estimatePrompt(prompt, tools as never) };
-  };
-  const model = new MockLanguageModel({
-    doGenerate: async ({ prompt, tools }: { prompt: Message[]; tools: unknown }) => {
-      const turn = next(prompt, tools);
-      if (turn.kind === 'summary') return textResult(SUMMARY, 1_000, 200);
-      if (turn.kind === 'answer') return textResult('All 64 files read.', turn.input, 10);
-      return {
-        content: [{ type: 'tool-call', toolCallId: `call-${turn.step}`, toolName: 'read_file', input: JSON.stringify({ path: `src/file-${turn.step}.ts` }) }],
-        finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
-        usage: usage(turn.input, 20),
-        warnings: [],
-      };
-    },
-    doStream: async ({ prompt, tools }: { prompt: Message[]; tools: unknown }) => {
-      const turn = next(prompt, tools);
-      const end = (reason: string, input: number | undefined) => ({ type: 'finish', finishReason: { unified: reason, raw: reason }, usage: usage(input, 20) });
-      if (turn.kind === 'summary') throw new Error('summaries are requested with doGenerate');
-      const parts: unknown[] =
-        turn.kind === 'answer'
-          ? [{ type: 'stream-start', warnings: [] }, { type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: 'All 64 files read.' }, { type: 'text-end', id: 't' }, end('stop', turn.input)]
-          : [
-              { type: 'stream-start', warnings: [] },
-              { type: 'tool-call', toolCallId: `call-${turn.step}`, toolName: 'read_file', input: JSON.stringify({ path: `src/file-${turn.step}.ts` }) },
-              end('tool-calls', turn.input),
-            ];
-      return { stream: convertArrayToReadableStream(parts) };
-    },
-  });
-  return { model, prompts, stepTools, summaries: () => summaries };
-}
-
-const tools = {
-  read_file: tool({
-    description: 'Read a file of the project',
-    inputSchema: z.object({ path: z.string() }),
-    execute: async ({ path }) => `// ${path}\n${'export const value = 1;\n'.repeat(400)}`.slice(0, 8_000),
-  }),
-};
 
 describe('compaction end to end', () => {
   for (const mode of ['generateText', 'streamText'] as const) {
     it(`should keep a ${STEPS}-step ${mode} tool loop under a 20,000-token window`, async () => {
-      const agent = agentModel();
+      const agent = readFileAgent();
       // The schedule below is that of compacting at the ceiling; prepare.test.ts runs this loop with
       // the next checkpoint prepared in the background (SPEC 14).
       const middleware = compaction({ contextWindow: WINDOW, prepare: false });
       const model = wrapLanguageModel({ model: agent.model as never, middleware });
-      const options = { model, tools, stopWhen: stepCountIs(STEPS + 5), system: 'You are a coding agent.', prompt: 'Read every file of the project.' };
+      const options = { model, tools: readFileTools, stopWhen: stepCountIs(STEPS + 5), system: 'You are a coding agent.', prompt: 'Read every file of the project.' };
       const result = mode === 'generateText' ? await generateText(options) : streamText(options);
       const text = await result.text;
       const steps = await result.steps;

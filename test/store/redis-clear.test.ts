@@ -1,24 +1,15 @@
 import type Redis from 'ioredis';
 import type { createClient } from 'redis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { compaction } from '../../src';
 import { redisStore } from '../../src/redis';
 import type { Message } from '../../src/prompt/types';
 import { scriptedModel, toolResult, user, wrap } from '../support/harness';
-import { type RedisClients, type RedisServer, connectRedisClients } from '../support/redis-server';
+import { useRedisClients } from '../support/redis-server';
 
-let server: RedisServer;
 let ioredis: Redis;
 let nodeRedis: ReturnType<typeof createClient>;
-
-let clients: RedisClients;
-
-beforeAll(async () => {
-  clients = await connectRedisClients();
-  ({ server, ioredis, nodeRedis } = clients);
-});
-
-afterAll(() => clients.close());
+useRedisClients((clients) => ({ ioredis, nodeRedis } = clients));
 
 const call = (id: string): Message => ({ role: 'assistant', content: [{ type: 'tool-call', toolCallId: id, toolName: 'ls', input: {} }] });
 

@@ -1,26 +1,18 @@
 import type Redis from 'ioredis';
 import type { createClient } from 'redis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { compaction } from '../../src';
 import { checkpointText } from '../../src/checkpoint/message';
 import { redisStore } from '../../src/redis';
 import type { Message } from '../../src/prompt/types';
 import { SUMMARY } from '../support/models';
 import { assistant, chat, recordingLogger, scriptedModel, user, wrap } from '../support/harness';
-import { type RedisClients, type RedisServer, connectRedisClients } from '../support/redis-server';
+import { type RedisServer, useRedisClients } from '../support/redis-server';
 
 let server: RedisServer;
 let ioredis: Redis;
 let nodeRedis: ReturnType<typeof createClient>;
-
-let clients: RedisClients;
-
-beforeAll(async () => {
-  clients = await connectRedisClients();
-  ({ server, ioredis, nodeRedis } = clients);
-});
-
-afterAll(() => clients.close());
+useRedisClients((clients) => ({ server, ioredis, nodeRedis } = clients));
 
 async function waitFor(condition: () => boolean, timeoutMs = 5_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -1,50 +1,28 @@
 import type Redis from 'ioredis';
 import type { createClient } from 'redis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type CompactionRecord, compaction } from '../../src';
 import { checkpointText } from '../../src/checkpoint/message';
 import { redisStore } from '../../src/redis';
 import type { Message } from '../../src/prompt/types';
 import { SUMMARY, textResult } from '../support/models';
+import { atCeiling, band, gate, under } from '../support/prepare-fixtures';
 import { assistant, scriptedModel, user, wrap } from '../support/harness';
-import { type RedisClients, type RedisServer, connectRedisClients } from '../support/redis-server';
+import { useRedisClients } from '../support/redis-server';
 
 // SPEC 14 with the Redis store (SPEC 11): a checkpoint prepared in the background by one server
 // instance is held back on every instance, and sent by whichever one serves the step at the ceiling.
 // 20,000 window -> 17,000 ceiling; prepared from 13,600.
 
-let server: RedisServer;
 let ioredis: Redis;
 let nodeRedis: ReturnType<typeof createClient>;
-
-let clients: RedisClients;
-
-beforeAll(async () => {
-  clients = await connectRedisClients();
-  ({ server, ioredis, nodeRedis } = clients);
-});
-
-afterAll(() => clients.close());
-
-const tokens = (count: number, letter = 'u') => letter.repeat(count * 4);
-
-/** 13,994 tokens: in the prepare band. */
-const band = (): Message[] => {
-  const messages: Message[] = [];
-  for (let index = 0; index < 7; index++) messages.push(user(`${index} ${tokens(999)}`), assistant(`${index} ${tokens(999, 'a')}`));
-  return [...messages, user('next')];
-};
-/** 14,995 tokens: under the ceiling. */
-const under = (): Message[] => [...band(), assistant(tokens(1_000, 'b')), user('more')];
-/** 18,495 tokens: over the ceiling. */
-const atCeiling = (): Message[] => [...under(), assistant(tokens(1_000, 'c')), user(tokens(2_500, 'd'))];
+useRedisClients((clients) => ({ ioredis, nodeRedis } = clients));
 
 describe('redisStore with prepare', () => {
   it('should hold a checkpoint prepared by one instance back on another, and let that one send it at the ceiling without a summary request', async () => {
     const prefix = `prepare-${Date.now()}:`;
-    let open!: () => void;
-    const gate = new Promise<void>((resolve) => (open = resolve));
-    const first = scriptedModel({ summary: () => gate.then(() => textResult(SUMMARY, 100, 200)) });
+    const { opened, open } = gate();
+    const first = scriptedModel({ summary: () => opened.then(() => textResult(SUMMARY, 100, 200)) });
     const background: Promise<unknown>[] = [];
     const a = compaction({ contextWindow: 20_000, store: redisStore({ client: ioredis, prefix }), waitUntil: (promise) => void background.push(promise) });
     await wrap(first.model, a).doGenerate({ prompt: band() });

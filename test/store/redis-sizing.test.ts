@@ -1,25 +1,16 @@
 import type Redis from 'ioredis';
 import type { createClient } from 'redis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { compaction } from '../../src';
 import { sha256Hex } from '../../src/prompt/hash';
 import { redisStore } from '../../src/redis';
 import type { Message } from '../../src/prompt/types';
 import { assistant, scriptedModel, textOf, user, wrap } from '../support/harness';
-import { type RedisClients, type RedisServer, connectRedisClients } from '../support/redis-server';
+import { useRedisClients } from '../support/redis-server';
 
-let server: RedisServer;
 let ioredis: Redis;
 let nodeRedis: ReturnType<typeof createClient>;
-
-let clients: RedisClients;
-
-beforeAll(async () => {
-  clients = await connectRedisClients();
-  ({ server, ioredis, nodeRedis } = clients);
-});
-
-afterAll(() => clients.close());
+useRedisClients((clients) => ({ ioredis, nodeRedis } = clients));
 
 /** A new conversation of 9,001 characters: 2,250 tokens at 4 characters a token, 3,000 at 3. */
 const probe = (tag: string): Message[] => [user(`${tag}${'b'.repeat(6_000 - tag.length)}`), assistant('c'.repeat(3_000)), user('q')];

@@ -3,6 +3,7 @@ import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import Redis from 'ioredis';
 import { createClient } from 'redis';
+import { afterAll, beforeAll } from 'vitest';
 
 /** A throwaway `redis-server` on a free local port, for tests. */
 export interface RedisServer {
@@ -167,4 +168,14 @@ export async function connectRedisClients(): Promise<RedisClients> {
       await server.stop();
     },
   };
+}
+
+/** Connects both clients to a fresh server before the tests of a file (`assign` receives them) and closes them after. */
+export function useRedisClients(assign: (clients: RedisClients) => void): void {
+  let clients: RedisClients | undefined;
+  beforeAll(async () => {
+    clients = await connectRedisClients();
+    assign(clients);
+  });
+  afterAll(() => clients?.close());
 }

@@ -1,0 +1,32 @@
+/**
+ * The conversations the tests of preparing ahead (SPEC 14) grow through, in a 20,000-token window
+ * (a 17,000-token ceiling; `prepare: 0.8` prepares from 13,600). `tokens(n)` is exactly n estimated
+ * tokens; the scripted provider counts prompts as the estimate does.
+ */
+import type { Message } from '../../src/prompt/types';
+import { assistant, user } from './harness';
+
+export const tokens = (count: number, letter = 'u') => letter.repeat(count * 4);
+
+/** A promise and the function that settles it. */
+export function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
+
+/** 7 exchanges of 1,000 + 1,000 tokens and a new user message: 13,994 tokens, in the prepare band. */
+export const band = (): Message[] => {
+  const messages: Message[] = [];
+  for (let index = 0; index < 7; index++) messages.push(user(`${index} ${tokens(999)}`), assistant(`${index} ${tokens(999, 'a')}`));
+  return [...messages, user('next')];
+};
+
+/** `band()` answered and followed by one more user message: 14,995 tokens, still under the ceiling. */
+export const under = (): Message[] => [...band(), assistant(tokens(1_000, 'b')), user('more')];
+
+/**
+ * `under()` answered and followed by a 2,500-token user message: 18,495 tokens by estimate, and
+ * 17,505 measured on the count of `band()` (whose reply the scripted provider counts as 10 tokens).
+ */
+export const atCeiling = (): Message[] => [...under(), assistant(tokens(1_000, 'c')), user(tokens(2_500, 'd'))];
