@@ -68,6 +68,12 @@ export interface ContinuityOptions {
   task?: string;
   /** The provider's generation speed (a real model's pace); none by default: replies come at once. */
   speed?: Speed;
+  /**
+   * Summary requests go to a model of their own at this speed (this middleware's `summarizer`, a
+   * smaller, faster model): the same scripted agent behind another provider server. Its requests
+   * count in the summary requests and the input billed. None by default: the step's own model.
+   */
+  summarizerSpeed?: Speed;
 }
 
 export interface ToolCallRecord {
@@ -114,6 +120,10 @@ export interface ContinuityRun {
   kinds: { clear: number; summary: number } | undefined;
   /** Wall time in `transformParams` of each step that compacted (the summary request included), in milliseconds. */
   compactingMs: number[];
+  /** Wall time the agent ran before each of those steps, since the previous one (or the first step), in milliseconds. */
+  beforeMs: number[];
+  /** Time the provider took to answer each summary request at the run's `speed` (none without one), in milliseconds. */
+  summaryMs: number[];
   /** This middleware's background compactions (SPEC 14): those started, and those a step sent; undefined for other strategies. */
   prepared: { made: number; sent: number } | undefined;
   /** The largest counted prompt of a step (not a summary request). */
@@ -153,8 +163,16 @@ export async function runContinuity(strategy: Strategy, mode: SummaryMode, optio
   const seed = options.seed ?? SEED;
   // the project and the strategy first: one that cannot start (a missing baseline) leaves no server behind
   const project = createFixerTools({ seed, failing: options.failing ?? FAILING, passing: options.passing });
-  const { middleware, compactions, kinds, compactingMs, preparing } = timed(await strategy.start(window));
-  const server = await startProviderServer({ contextWindow: window, seed, agent: fixerAgent({ summaries: mode }), keepBodies: 0, speed: options.speed });
+  const agent = fixerAgent({ summaries: mode });
+  const summarizing =
+    options.summarizerSpeed === undefined ? undefined : await startProviderServer({ contextWindow: window, seed, agent, keepBodies: 0, speed: options.summarizerSpeed });
+  const summarizer = summarizing === undefined ? {} : { summarizer: createOpenAI({ baseURL: summarizing.openaiBaseURL, apiKey: 'local' }).chat('local-summarizer') };
+  const started = await strategy.start(window, summarizer).catch(async (error: unknown) => {
+    await summarizing?.close();
+    throw error;
+  });
+  const { middleware, compactions, kinds, compactingMs, beforeMs, preparing } = timed(started);
+  const server = await startProviderServer({ contextWindow: window, seed, agent, keepBodies: 0, speed: options.speed });
   const base = createOpenAI({ baseURL: server.openaiBaseURL, apiKey: 'local' }).chat('local-fixer');
   const model = middleware.length === 0 ? base : wrapLanguageModel({ model: base, middleware });
 
@@ -202,11 +220,13 @@ export async function runContinuity(strategy: Strategy, mode: SummaryMode, optio
     // a checkpoint still being prepared when the run ends is finished (and counted unused), not cut off
     await preparing?.().settled;
     await server.close();
+    await summarizing?.close();
   }
 
   const marked = markRepeats(calls);
   const repeatedCalls = marked.filter((call) => call.repeat).length;
-  const answered = server.requests.filter((request) => !request.rejected);
+  const requests = [...server.requests, ...(summarizing?.requests ?? [])];
+  const answered = requests.filter((request) => !request.rejected);
   const allFixed = project.failing().length === 0;
   const stopped = error === undefined && !lastHadCalls;
   const outcome: Outcome =
@@ -227,13 +247,15 @@ export async function runContinuity(strategy: Strategy, mode: SummaryMode, optio
     testsFixed: project.fixed().length,
     testsFailing: project.project.failures.length,
     inputTokens: answered.reduce((sum, request) => sum + request.promptTokens, 0),
-    summaryRequests: server.requests.filter((request) => request.isSummaryRequest).length,
-    overflows: server.requests.filter((request) => request.error === 'context_length_exceeded').length,
+    summaryRequests: requests.filter((request) => request.isSummaryRequest).length,
+    overflows: requests.filter((request) => request.error === 'context_length_exceeded').length,
     errors: error === undefined ? 0 : 1,
     ...(error === undefined ? {} : { error }),
     compactions: compactions(),
     kinds: kinds?.(),
     compactingMs: compactingMs(),
+    beforeMs: beforeMs(),
+    summaryMs: answered.filter((request) => request.isSummaryRequest && request.pacedMs !== undefined).map((request) => request.pacedMs!),
     prepared: preparing === undefined ? undefined : (({ made, sent }) => ({ made, sent }))(preparing()),
     maxPrompt: Math.max(0, ...answered.filter((request) => !request.isSummaryRequest).map((request) => request.promptTokens)),
     finalText,

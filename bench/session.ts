@@ -10,7 +10,7 @@ import { type ModelMessage, generateText, stepCountIs, tool, wrapLanguageModel }
 import { z } from 'zod';
 import { ceiling } from '../src/sizing/ceiling';
 import { estimatePrompt } from '../src/sizing/estimate';
-import { createProjectTools, projectToolDescriptions, startProviderServer } from '../test/support/provider-server';
+import { createProjectTools, projectToolDescriptions, type Speed, startProviderServer } from '../test/support/provider-server';
 import { type Strategy, clearingAlone, compacting, keepingLast, noMiddleware, printTable, summarizingOlder, timed } from './strategies';
 
 export const WINDOW = 128_000;
@@ -92,24 +92,44 @@ export interface Row {
   summaryOutput: number;
   /** Share of all prompt tokens (steps and summary requests) read from the prompt cache. */
   cachedAll: number;
-  /** Wall time of the steps that compacted, in the strategy's `transformParams` (the summary request included), in milliseconds. */
-  compactingMs: number;
+  /** Wall time of each step that compacted, in the strategy's `transformParams` (the summary request included), in milliseconds. */
+  compactingMs: number[];
+  /** Wall time of every other step in `transformParams`, in milliseconds. */
+  otherMs: number[];
+  /** Wall time the agent ran before each compacting step, since the previous one (or the first step), in milliseconds. */
+  beforeMs: number[];
+  /** Time the provider took to answer each summary request at `speed` (none without one), in milliseconds. */
+  summaryMs: number[];
+  /** This middleware's background compactions (SPEC 14) whose checkpoint no step sent; undefined for other strategies. */
+  preparedUnused: number | undefined;
+  /** Wall time of the whole session, in seconds. */
+  seconds: number;
   /** Compactions that cleared old tool results, and those that summarized (this middleware, clearing alone). */
   kinds: { clear: number; summary: number } | undefined;
 }
 
-export async function runStrategy(strategy: Strategy, system = SYSTEM, summaries: SummaryMode = 'honest'): Promise<Row> {
+export interface SessionOptions {
+  /** @default SYSTEM */
+  system?: string;
+  /** @default 'honest' */
+  summaries?: SummaryMode;
+  /** The provider's generation speed (a real model's pace); none by default: replies come at once. */
+  speed?: Speed;
+}
+
+export async function runStrategy(strategy: Strategy, { system = SYSTEM, summaries = 'honest', speed }: SessionOptions = {}): Promise<Row> {
   // The agent keeps calling tools; each turn ends at its 50th step (stopWhen), so every strategy
   // that raises no error runs the same 500 steps and the totals compare like for like.
   const agent = { toolCallsPerTurn: 10_000, ...(summaries === 'lossy' ? { summaryReply: lossySummary } : {}) };
-  const server = await startProviderServer({ contextWindow: WINDOW, seed: 11, agent, keepBodies: 0 });
-  const { middleware, compactions, kinds, compactingMs } = timed(await strategy.start(WINDOW));
+  const server = await startProviderServer({ contextWindow: WINDOW, seed: 11, agent, keepBodies: 0, speed });
+  const { middleware, compactions, kinds, compactingMs, otherMs, beforeMs, preparing } = timed(await strategy.start(WINDOW));
   const base = createOpenAI({ baseURL: server.openaiBaseURL, apiKey: 'local' }).chat('local-coding-agent');
   const model = middleware.length === 0 ? base : wrapLanguageModel({ model: base, middleware });
   const tools = sessionTools();
   const messages: ModelMessage[] = [];
   let steps = 0;
   let errors = 0;
+  const started = performance.now();
   for (const task of TASKS.slice(0, TURNS)) {
     messages.push({ role: 'user', content: task });
     try {
@@ -121,6 +141,10 @@ export async function runStrategy(strategy: Strategy, system = SYSTEM, summaries
       break; // the conversation can no longer go on: every later call is over the window too
     }
   }
+  const seconds = (performance.now() - started) / 1000;
+  // a checkpoint still being prepared when the session ends is finished (and counted unused), not cut off
+  const prepared = preparing?.();
+  await prepared?.settled;
   await server.close();
   const answered = server.requests.filter((request) => !request.rejected);
   const stepsSent = answered.filter((request) => !request.isSummaryRequest);
@@ -157,7 +181,12 @@ export async function runStrategy(strategy: Strategy, system = SYSTEM, summaries
     repeatedCalls,
     summaryOutput: summaryRequests.reduce((sum, request) => sum + request.outputTokens, 0),
     cachedAll: billed === 0 ? 0 : answered.reduce((sum, request) => sum + (request.cachedTokens ?? 0), 0) / billed,
-    compactingMs: compactingMs().reduce((sum, ms) => sum + ms, 0),
+    compactingMs: compactingMs(),
+    otherMs: otherMs(),
+    beforeMs: beforeMs(),
+    summaryMs: summaryRequests.filter((request) => request.pacedMs !== undefined).map((request) => request.pacedMs!),
+    preparedUnused: prepared === undefined ? undefined : prepared.made - prepared.sent,
+    seconds,
     kinds: kinds?.(),
   };
 }
@@ -208,7 +237,7 @@ export async function run(): Promise<void> {
   const sweep: string[][] = [];
   for (const { prompt, system, keep } of SWEEP) {
     const strategy = compacting(`keep ${keep ?? 'default'}`, keep === undefined ? {} : { keep });
-    const row = await runStrategy(strategy, system);
+    const row = await runStrategy(strategy, { system });
     sweep.push([prompt, tokens(estimatePrompt([{ role: 'system', content: system }], undefined)), keep === undefined ? '15,000 (default)' : tokens(keep), String(row.compactions), tokens(row.floor), percent(row.floor === undefined ? undefined : row.floor / CEILING), percent(row.meanShare), String(row.errors)]);
   }
   console.log('\nThe mean prompt of ai-compaction, by system prompt and keep (the same session)');
@@ -228,7 +257,7 @@ export async function runClearing(): Promise<void> {
   const rows: string[][] = [];
   for (const summaries of ['honest', 'lossy'] as const) {
     for (const strategy of CLEARING) {
-      const row = await runStrategy(strategy, SYSTEM, summaries);
+      const row = await runStrategy(strategy, { summaries });
       rows.push([
         row.name,
         summaries,
@@ -243,7 +272,7 @@ export async function runClearing(): Promise<void> {
         row.billed.toLocaleString('en-US'),
         Math.round(row.billed * (1 - row.cachedAll)).toLocaleString('en-US'),
         row.summaryOutput.toLocaleString('en-US'),
-        `${(row.compactingMs / 1000).toFixed(2)} s`,
+        `${(row.compactingMs.reduce((sum, ms) => sum + ms, 0) / 1000).toFixed(2)} s`,
       ]);
     }
   }

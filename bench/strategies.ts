@@ -8,7 +8,7 @@
  *   const run = await strategy.start(window); // a fresh instance per run
  */
 import type { LanguageModelV3Prompt } from '@ai-sdk/provider';
-import type { LanguageModelMiddleware } from 'ai';
+import type { LanguageModel, LanguageModelMiddleware } from 'ai';
 import { type CompactionOptions, compaction } from '../src';
 import { clearToolOutputs, clearingEnd } from '../src/checkpoint/clear';
 import { SUMMARY_PROMPT } from '../src/checkpoint/prompts';
@@ -32,8 +32,11 @@ export interface StrategyRun {
 
 export interface Strategy {
   name: string;
-  /** A fresh instance for one run against a model with this window (tokens). */
-  start: (window: number) => Promise<StrategyRun>;
+  /**
+   * A fresh instance for one run against a model with this window (tokens). `summarizer`: a model
+   * of the run's own for summary requests, taken by this middleware (its option of that name).
+   */
+  start: (window: number, run?: { summarizer?: LanguageModel }) => Promise<StrategyRun>;
 }
 
 /** `compaction` of some build of this package. */
@@ -55,7 +58,7 @@ export const thisCheckout = async (): Promise<CompactionFactory> => compaction a
 export function compacting(name: string, options: StrategyOptions = {}, factory: () => Promise<CompactionFactory> = thisCheckout): Strategy {
   return {
     name,
-    start: async (window) => {
+    start: async (window, run = {}) => {
       const make = await factory();
       const kinds = { clear: 0, summary: 0 };
       const background: Promise<unknown>[] = [];
@@ -69,7 +72,8 @@ export function compacting(name: string, options: StrategyOptions = {}, factory:
       // This checkout's background work is handed over as a serverless host would take it (a build
       // from before `waitUntil` existed refuses the option).
       const waitUntil = factory === thisCheckout ? { waitUntil: (promise: Promise<unknown>) => void background.push(promise) } : {};
-      const middleware = make({ contextWindow: window, ...waitUntil, ...options, onCompaction } as CompactionOptions);
+      const summarizer = run.summarizer === undefined ? {} : { summarizer: run.summarizer };
+      const middleware = make({ contextWindow: window, ...waitUntil, ...summarizer, ...options, onCompaction } as CompactionOptions);
       return {
         middleware: [middleware],
         compactions: () => kinds.clear + kinds.summary,
@@ -134,10 +138,15 @@ export function clearingAlone(name = 'clearing alone'): Strategy {
 
 /**
  * A run with its `transformParams` timed on the steps that compact (the count of compactions
- * changes during the call): the time those steps wait, the summary request included.
+ * changes during the call): the time those steps wait, the summary request included, and the time
+ * the agent ran before each of them since the previous one (or since the first step): the most
+ * time any compaction started ahead could have had to finish. Every other step's time too.
  */
-export function timed(run: StrategyRun): StrategyRun & { compactingMs: () => number[] } {
+export function timed(run: StrategyRun): StrategyRun & { compactingMs: () => number[]; otherMs: () => number[]; beforeMs: () => number[] } {
   const ms: number[] = [];
+  const other: number[] = [];
+  const before: number[] = [];
+  let since: number | undefined;
   const middleware = run.middleware.map((each): LanguageModelMiddleware => {
     const transform = each.transformParams;
     if (transform === undefined) return each;
@@ -145,16 +154,22 @@ export function timed(run: StrategyRun): StrategyRun & { compactingMs: () => num
       ...each,
       transformParams: async (options) => {
         const start = performance.now();
-        const before = run.compactions();
+        since ??= start;
+        const count = run.compactions();
         try {
           return await transform(options);
         } finally {
-          if (run.compactions() !== before) ms.push(performance.now() - start);
+          if (run.compactions() !== count) {
+            const end = performance.now();
+            ms.push(end - start);
+            before.push(start - since);
+            since = end;
+          } else other.push(performance.now() - start);
         }
       },
     };
   });
-  return { ...run, middleware, compactingMs: () => [...ms] };
+  return { ...run, middleware, compactingMs: () => [...ms], otherMs: () => [...other], beforeMs: () => [...before] };
 }
 
 /** How a hand-written strategy sizes a prompt, in tokens. */

@@ -83,6 +83,9 @@ describe('the continuity benchmark, short', () => {
     expect(honest.steps).toBeGreaterThanOrEqual(fewest(5));
     // Each compacting step is timed; each summary request was prepared in the background or made by a step that compacted.
     expect(honest.compactingMs).toHaveLength(honest.compactions!);
+    expect(honest.beforeMs).toHaveLength(honest.compactions!);
+    // without a speed the provider takes no time to write a summary
+    expect(honest.summaryMs).toEqual([]);
     expect(honest.prepared!.made).toBeGreaterThanOrEqual(1);
     expect(honest.prepared!.sent).toBeLessThanOrEqual(honest.prepared!.made);
     expect(honest.summaryRequests).toBe(honest.prepared!.made + honest.compactions! - honest.prepared!.sent);

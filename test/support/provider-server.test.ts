@@ -377,6 +377,7 @@ describe('provider server', () => {
       const first = server.requests[0]!;
       const expected = ((first.promptTokens - (first.cachedTokens ?? 0)) / 5_000) * 1_000 + first.outputTokens;
       expect(first.outputTokens).toBeGreaterThan(5);
+      expect(first.pacedMs).toBeCloseTo(expected, 6);
       expect(wholeMs).toBeGreaterThanOrEqual(expected - 5);
       expect(whole.text.length + whole.toolCalls.length).toBeGreaterThan(0);
 
@@ -388,6 +389,13 @@ describe('provider server', () => {
       const outputMs = second.outputTokens;
       // The output arrives over time, not at once.
       expect(times[times.length - 1]! - times[0]!).toBeGreaterThanOrEqual(outputMs * 0.8);
+    });
+
+    it('should record no paced time without a speed', async () => {
+      const server = await start({});
+      await generateText({ model: model(server, 'openai-chat'), prompt: TASK, maxRetries: 0 });
+      expect(server.requests[0]!.rejected).toBe(false);
+      expect(server.requests[0]!.pacedMs).toBeUndefined();
     });
 
     it('should count prompt tokens read from the cache as taking no time unless told', () => {

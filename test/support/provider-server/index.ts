@@ -84,6 +84,8 @@ export interface RecordedRequest {
   status: number;
   /** The JSON body as received (dropped for requests older than `keepBodies`). */
   body: unknown;
+  /** Milliseconds the reply took at `speed` (reading the prompt, then writing the output); undefined without a speed or when rejected. */
+  pacedMs?: number;
   /** What the agent answered (undefined when rejected). */
   reply?: { text: string; toolCalls: { name: string; args: string }[]; finishReason: RenderedReply['finishReason'] };
 }
@@ -206,8 +208,8 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
         : openaiCache(caches[api], hashes, count, true);
     const usage: Usage = { input: count.total, output: countOutput(reply.text, reply.toolCalls), ...cache };
 
-    record({ ...entry, outputTokens: usage.output, cachedTokens: cache.cacheRead, rejected: false, status: 200, reply });
     const pace = paceOf(options.speed, usage);
+    record({ ...entry, outputTokens: usage.output, cachedTokens: cache.cacheRead, rejected: false, status: 200, reply, ...(pace === undefined ? {} : { pacedMs: pace.promptMs + pace.outputMs }) });
     if (pace !== undefined && !parsed.stream) await sleep(pace.promptMs + pace.outputMs);
     // A stream's frames, about: its text and argument deltas and a few around them.
     const frames = splitDeltas(reply.text).length + reply.toolCalls.reduce((sum, call) => sum + argDeltas(call.args).length + 2, 0) + 4;
