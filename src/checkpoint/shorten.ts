@@ -27,12 +27,12 @@ export function renderTranscript(parts: readonly Message[][], levels: readonly n
 }
 
 /**
- * Shortens a transcript of `messages` until it takes at most `budget` tokens (4 characters a
- * token): oldest exchange first, each exchange taken one level before any exchange goes further.
- * The newest exchange is never omitted. `undefined` when even that cannot fit. Each exchange is
- * serialized once per level; a try only adds up lengths.
+ * Shortens a transcript of `messages` until it takes at most `budget` tokens (at `charsPerToken`,
+ * the model's learned ratio, 4 until it has counts): oldest exchange first, each exchange taken one
+ * level before any exchange goes further. The newest exchange is never omitted. `undefined` when
+ * even that cannot fit. Each exchange is serialized once per level; a try only adds up lengths.
  */
-export function shortenTranscript(messages: readonly Message[], budget: number): string | undefined {
+export function shortenTranscript(messages: readonly Message[], budget: number, charsPerToken = CHARS_PER_TOKEN): string | undefined {
   const parts = exchanges(messages);
   const levels = parts.map(() => 0);
   const texts = parts.map(() => new Map<number, string>());
@@ -61,7 +61,7 @@ export function shortenTranscript(messages: readonly Message[], budget: number):
     }
     return length + Math.max(0, pieces - 1) * 2;
   };
-  const fits = () => Math.round(lengthNow() / CHARS_PER_TOKEN) <= budget;
+  const fits = () => Math.round(lengthNow() / charsPerToken) <= budget;
   let done = fits();
   for (let level = 1; !done && level <= OMITTED; level++) {
     for (let index = 0; index < parts.length && !done; index++) {

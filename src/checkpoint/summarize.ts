@@ -2,7 +2,7 @@ import { CompactionError, isAbort, messageOf } from '../errors';
 import { isContextOverflowError } from '../overflow/recognize';
 import { textMessage } from '../prompt/conversation';
 import type { CallOptions, ContentMessage, GenerateResult, Message, Model, SystemMessage } from '../prompt/types';
-import { estimateMessages, estimatePrompt } from '../sizing/estimate';
+import { type Estimator, FIXED_ESTIMATOR, charsPerTokenOf, estimateMessages, estimatePrompt } from '../sizing/estimate';
 import { REMINDER_PROMPT, SUMMARY_PROMPT, UPDATE_PROMPT } from './prompts';
 import { hasTemplateHeading, replyText, unifiedFinishReason } from './reply';
 import { shortenTranscript, transcriptMessageText } from './shorten';
@@ -43,6 +43,8 @@ export interface SummarizeInput {
   size: { counted: number; estimated: number };
   window: number | undefined;
   summaryOutputTokens: number;
+  /** How the request's own messages are estimated: the model's learned ratio or tokenizer (SPEC 5). Default 4 characters a token. */
+  estimator?: Estimator;
   warn: (message: string) => void;
 }
 
@@ -80,14 +82,15 @@ export async function summarize(input: SummarizeInput): Promise<string> {
 }
 
 function firstAttempt(input: SummarizeInput, appended: ContentMessage): Attempt {
-  const appendedTokens = estimateMessages([appended]);
+  const estimator = input.estimator ?? FIXED_ESTIMATOR;
+  const appendedTokens = estimateMessages([appended], 0, 1, estimator);
   const whole = [...input.system, ...input.sent, appended];
   const room = roomFor(input.window, input.size.counted, input.size.estimated + appendedTokens);
   if (room >= MIN_SUMMARY_ROOM) {
     return attemptOf(input, whole, input.params.tools, input.size.counted + input.size.estimated + appendedTokens, room);
   }
   const before = [...input.system, ...input.previous, ...input.beforeRecord, appended];
-  const beforeTokens = estimatePrompt(before, input.params.tools);
+  const beforeTokens = estimatePrompt(before, input.params.tools, estimator);
   const beforeRoom = roomFor(input.window, 0, beforeTokens);
   if (input.beforeRecord.length > 0 && beforeRoom >= MIN_SUMMARY_ROOM) {
     return attemptOf(input, before, input.params.tools, beforeTokens, beforeRoom);
@@ -98,9 +101,11 @@ function firstAttempt(input: SummarizeInput, appended: ContentMessage): Attempt 
 
 /** A request of the system messages, the previous checkpoint and a transcript, within `target` tokens. */
 function transcriptAttempt(input: SummarizeInput, appended: ContentMessage, target: number, cause?: unknown): Attempt {
+  const estimator = input.estimator ?? FIXED_ESTIMATOR;
+  const estimate = (messages: Message[]) => estimateMessages(messages, 0, messages.length, estimator);
   const frame = [...input.system, ...input.previous, appended];
-  const frameTokens = estimateMessages(frame) + estimateMessages([textMessage('user', transcriptMessageText(''))]);
-  const transcript = shortenTranscript(input.beforeRecord, target - frameTokens);
+  const frameTokens = estimate(frame) + estimate([textMessage('user', transcriptMessageText(''))]);
+  const transcript = shortenTranscript(input.beforeRecord, target - frameTokens, charsPerTokenOf(estimator));
   if (transcript === undefined || input.beforeRecord.length === 0) {
     throw new CompactionError({
       reason: 'too-large',
@@ -114,8 +119,8 @@ function transcriptAttempt(input: SummarizeInput, appended: ContentMessage, targ
     textMessage('user', transcriptMessageText(transcript)),
     appended,
   ];
-  const estimate = estimateMessages(prompt);
-  return attemptOf(input, prompt, undefined, estimate, roomFor(input.window, 0, estimate));
+  const size = estimate(prompt);
+  return attemptOf(input, prompt, undefined, size, roomFor(input.window, 0, size));
 }
 
 function attemptOf(input: SummarizeInput, prompt: Message[], tools: CallOptions['tools'], estimate: number, room: number): Attempt {

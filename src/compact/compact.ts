@@ -141,6 +141,7 @@ async function run(engine: Engine, { view, reason, model, window, target, limit,
       size: request.size,
       window,
       summaryOutputTokens: settings.summaryOutputTokens,
+      estimator: view.estimator,
       warn: engine.warn,
     });
     summary = withoutIdentifiersSection(reply);

@@ -101,6 +101,18 @@ describe('shorten', () => {
     }
   });
 
+  it("should measure the budget at the model's learned characters a token", () => {
+    // At 2 characters a token every rung takes twice the tokens: the budget that [1, 1, 1] just
+    // fits at 4 is over [2, 1, 1] at 2, so the ladder goes one rung further, to [2, 2, 1].
+    const budget = tokens(transcript([1, 1, 1]));
+    const atTwo = (text: string) => Math.round(text.length / 2);
+    expect(shortenTranscript(conversation, budget)).toBe(transcript([1, 1, 1]));
+    expect(atTwo(transcript([2, 1, 1]))).toBeGreaterThan(budget);
+    expect(atTwo(transcript([2, 2, 1]))).toBeLessThanOrEqual(budget);
+    expect(shortenTranscript(conversation, budget, 2)).toBe(transcript([2, 2, 1]));
+    expect(shortenTranscript(conversation, atTwo(transcript([1, 1, 0])), 2)).toBe(transcript([1, 1, 0]));
+  });
+
   it('should give the shortest rung for any budget between two rungs', () => {
     const upper = transcript([2, 2, 1]);
     const lower = transcript([2, 2, 2]);

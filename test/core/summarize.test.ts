@@ -6,6 +6,7 @@ import { SUMMARY_PROMPT, UPDATE_PROMPT } from '../../src/checkpoint/prompts';
 import { shortenTranscript, transcriptMessageText } from '../../src/checkpoint/shorten';
 import { type SummarizeInput, summarize } from '../../src/checkpoint/summarize';
 import type { CallOptions, FunctionTool, Message, Model, SystemMessage } from '../../src/prompt/types';
+import { type Estimator, estimateMessages, estimatePrompt } from '../../src/sizing/estimate';
 import { MockLanguageModel, SUMMARY, textResult } from '../support/models';
 import { assistant, system, textEstimate as estimate, user } from '../support/harness';
 
@@ -87,6 +88,7 @@ function inputOf(options: {
   size?: { counted: number; estimated: number };
   window: number | undefined;
   summaryOutputTokens?: number;
+  estimator?: Estimator;
   warnings?: string[];
 }): SummarizeInput {
   const previous = options.previous ?? [];
@@ -101,6 +103,7 @@ function inputOf(options: {
     size: options.size ?? { counted: 0, estimated: estimate([...systemMessages, ...sent]) + TOOL_TOKENS },
     window: options.window,
     summaryOutputTokens: options.summaryOutputTokens ?? 32_000,
+    ...(options.estimator === undefined ? {} : { estimator: options.estimator }),
     warn: (message) => options.warnings?.push(message),
   };
 }
@@ -225,6 +228,31 @@ describe('summarize', () => {
       expect('toolChoice' in request!).toBe(false);
       expect(request!.maxOutputTokens).toBe(Math.min(32_000, Math.floor(window - 1.15 * estimate(request!.prompt))));
       expect(request!.maxOutputTokens).toBeGreaterThanOrEqual(1_024);
+    });
+
+    it("should size the request at the model's learned characters a token, not at 4 (SPEC 5)", async () => {
+      // Code at 2 characters a token: the messages before the record that fit at 4 characters a
+      // token (the previous test's window leaves them 4,000 - 1.15 x ~1,800 tokens of room) take
+      // twice the tokens, so only a transcript fits, aimed with the same ratio.
+      const learned: Estimator = { charsPerToken: 2 };
+      const at = (messages: Message[]) => estimateMessages(messages, 0, messages.length, learned);
+      const { model, requests } = summarizer();
+      const window = 4_000;
+      const input = inputOf({ model, previous, beforeRecord, recordPart, size: { counted: 3_000, estimated: 0 }, window, estimator: learned });
+      await summarize(input);
+      const [request] = requests;
+      const appended = request!.prompt.at(-1)!;
+      const before = [...systemMessages, ...previous, ...beforeRecord, appended];
+      // At 4 characters a token they would go out unchanged; at 2 they leave under 1,024 tokens of room.
+      expect(window - 1.15 * (estimate(before) + TOOL_TOKENS)).toBeGreaterThanOrEqual(1_024);
+      expect(window - 1.15 * estimatePrompt(before, tools, learned)).toBeLessThan(1_024);
+      const frame = at([...systemMessages, ...previous, appended]) + at([user(transcriptMessageText(''))]);
+      const transcript = shortenTranscript(beforeRecord, Math.floor((window - 1_024) / 1.15) - frame, 2);
+      expect(transcript).toBeDefined();
+      expect(transcript).not.toBe(shortenTranscript(beforeRecord, Math.floor((window - 1_024) / 1.15) - frame));
+      expect(request!.prompt).toEqual([...systemMessages, ...previous, user(transcriptMessageText(transcript!)), appended]);
+      expect(at(request!.prompt)).toBeLessThanOrEqual(Math.floor((window - 1_024) / 1.15));
+      expect(request!.maxOutputTokens).toBe(Math.min(32_000, Math.floor(window - 1.15 * at(request!.prompt))));
     });
   });
 });
