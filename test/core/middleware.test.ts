@@ -94,8 +94,10 @@ describe('compaction', () => {
       expect(isSummaryRequest({ prompt: request.prompt })).toBe(true);
       expect(isSummaryRequest({ prompt: second })).toBe(false);
       // room = 160,000 - (150,010 counted + 1.15 x appended estimated): lower than 32,000, and not
-      // bounded by the step's own maxOutputTokens of 500.
-      const appendedTokens = estimateMessages([appended]);
+      // bounded by the step's own maxOutputTokens of 500. The appended message is estimated at the
+      // characters a token the first count taught (about 1.33, bounded to 1.5), not at 4 (SPEC 5).
+      const appendedTokens = estimateMessages([appended], 0, 1, { charsPerToken: 1.5 });
+      expect(appendedTokens).toBeGreaterThan(estimateMessages([appended]));
       expect(request.maxOutputTokens).toBe(Math.floor(160_000 - (150_010 + 1.15 * appendedTokens)));
       expect(request.maxOutputTokens).toBeGreaterThan(500);
     });
