@@ -30,7 +30,7 @@ import {
   type SummaryMode,
 } from '../test/support/provider-server';
 import { baselineFromEnv, type Baseline } from './baseline';
-import { type PromptMeasure, type Strategy, clearingAlone, compacting, keepingLast, noMiddleware, printTable, summarizingOlder, timed } from './strategies';
+import { type PromptMeasure, type Strategy, clearingAlone, compacting, keepingLast, noMiddleware, percent, printTable, summarizingOlder, timed, tokens } from './strategies';
 
 /**
  * The window. A failing test costs the agent about 4,700 counted tokens of prompt (its vitest run,
@@ -309,8 +309,6 @@ export function continuityStrategies(baseline: Baseline = baselineFromEnv()): St
 }
 
 const yesNo = (value: boolean) => (value ? 'yes' : 'no');
-const share = (value: number) => `${Math.round(value * 100)} %`;
-const tokens = (value: number) => value.toLocaleString('en-US');
 
 /** One table per summary mode. */
 export function printContinuity(runs: ContinuityRun[]): void {
@@ -330,7 +328,7 @@ export function printContinuity(runs: ContinuityRun[]): void {
         String(run.steps),
         `${run.testsFixed}/${run.testsFailing}`,
         String(run.repeatedCalls),
-        share(run.repeatedShare),
+        percent(run.repeatedShare),
         String(run.rejectedEdits),
         tokens(run.inputTokens),
         String(run.summaryRequests),

@@ -15,8 +15,8 @@
  */
 import type { Speed } from '../test/support/provider-server';
 import { type ContinuityRun, MODES, runContinuity } from './continuity';
-import { type Row, percent, runStrategy } from './session';
-import { compacting, printTable } from './strategies';
+import { type Row, runStrategy } from './session';
+import { compacting, percent, printTable } from './strategies';
 
 /**
  * A real model's speed: 5,000 prompt tokens a second (those read from the prompt cache take no

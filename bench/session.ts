@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { ceiling } from '../src/sizing/ceiling';
 import { estimatePrompt } from '../src/sizing/estimate';
 import { createProjectTools, projectToolDescriptions, type Speed, startProviderServer } from '../test/support/provider-server';
-import { type Strategy, clearingAlone, compacting, keepingLast, noMiddleware, printTable, summarizingOlder, timed } from './strategies';
+import { type Strategy, clearingAlone, compacting, keepingLast, noMiddleware, percent, printTable, summarizingOlder, timed, tokens } from './strategies';
 
 export const WINDOW = 128_000;
 export const TURNS = 10;
@@ -191,8 +191,6 @@ export async function runStrategy(strategy: Strategy, { system = SYSTEM, summari
   };
 }
 
-export const percent = (value: number | undefined) => (value === undefined ? '-' : `${Math.round(value * 100)} %`);
-const tokens = (value: number | undefined) => (value === undefined ? '-' : Math.round(value).toLocaleString('en-US'));
 
 /**
  * A real coding agent sends thousands of tokens of instructions and tool schemas before the first

@@ -28,7 +28,7 @@ import { type AgentRequest, createProjectTools, projectToolDescriptions, startPr
 import { pick, rng } from '../test/support/provider-server/random';
 import { startRedisServer } from '../test/support/redis-server';
 import { CEILING, type Row, TASKS, WINDOW, runStrategy } from './session';
-import { type Strategy, printTable } from './strategies';
+import { type Strategy, percent, printTable, tokens } from './strategies';
 
 /** The commit before issue 14: the build "before" is made from it. */
 const BEFORE = '73628ac';
@@ -293,8 +293,6 @@ async function coldStart(store: string, variant: string, make: (onCompaction: Co
 
 // ---------------------------------------------------------------------------------------------
 
-const tokensText = (value: number) => Math.round(value).toLocaleString('en-US');
-const percent = (value: number) => `${Math.round(value * 100)} %`;
 
 export async function run(): Promise<void> {
   const before = await buildBefore();
@@ -310,7 +308,7 @@ export async function run(): Promise<void> {
   console.log('\n(a) The first call of a conversation new to an instance that served one earlier conversation of the model');
   printTable(
     ['session', 'variant', 'learned before the call', 'size (middleware)', 'provider count', 'size / count'],
-    first.map((row) => [row.kind, row.variant, row.learned, tokensText(row.estimate), tokensText(row.count), `${(row.estimate / row.count).toFixed(3)}`]),
+    first.map((row) => [row.kind, row.variant, row.learned, tokens(row.estimate), tokens(row.count), `${(row.estimate / row.count).toFixed(3)}`]),
   );
   console.log('Code: 40 steps of one coding-agent conversation, then the 41st call of another (other project); prose: 20 turns of\n' +
     'an editor chat, then the 21st of another. "size": what the middleware takes the prompt for (no count of it yet).');

@@ -242,6 +242,11 @@ export function summarizeOlder(keep: number, share: number, window: number, onSu
   };
 }
 
+/** A share as a whole percentage ("61 %"); "-" for none. */
+export const percent = (value: number | undefined) => (value === undefined ? '-' : `${Math.round(value * 100)} %`);
+/** Tokens rounded, with thousands separators ("33,409,902"); "-" for none. */
+export const tokens = (value: number | undefined) => (value === undefined ? '-' : Math.round(value).toLocaleString('en-US'));
+
 /** Prints a table: the first column left-aligned, the others right-aligned. */
 export function printTable(header: string[], rows: string[][]): void {
   const widths = header.map((title, index) => Math.max(title.length, ...rows.map((cells) => cells[index]!.length)));
