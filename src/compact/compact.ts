@@ -161,7 +161,7 @@ async function run(engine: Engine, { view, reason, model, window, target, limit,
     ...(limit === undefined ? {} : { step: Math.max(0, Math.floor(limit / 4)) }),
     // The newest user messages of the whole conversation after any caller-held provider item, not
     // only of the newly covered part: a later native compaction must not drop the user's request.
-    ...(native === undefined ? {} : { native: { ...native, model: modelKey(model), keep: keptUserMessages(view.conversation, view.boundaryEnd, end, settings.keep) } }),
+    ...(native === undefined ? {} : { native: { ...native, model: modelKey(model), keep: keptUserMessages(view.conversation, view.boundaryEnd, end, settings.keep, view.estimator) } }),
   };
   const next = withCheckpoint(view, made);
   const tokensAfter = next.size.estimated;

@@ -2,7 +2,7 @@ import { type Engine, modelKey, warnOnce } from '../engine';
 import { isAbort, messageOf } from '../errors';
 import { isContextOverflowError } from '../overflow/recognize';
 import type { GenerateResult, Message, Model, Part } from '../prompt/types';
-import { estimateMessages } from '../sizing/estimate';
+import { type Estimator, FIXED_ESTIMATOR, estimateMessages } from '../sizing/estimate';
 import type { StepView } from '../view';
 import { nativeProviderFor } from './providers';
 
@@ -55,13 +55,16 @@ export async function nativeItem(
   return undefined;
 }
 
-/** The newest user messages among the covered ones, within `keep` tokens, oldest first (their indexes). */
-export function keptUserMessages(conversation: Message[], from: number, end: number, keep: number): number[] {
+/**
+ * The newest user messages among the covered ones, within `keep` tokens (by `estimator`: the
+ * model's learned ratio, SPEC 5), oldest first (their indexes).
+ */
+export function keptUserMessages(conversation: Message[], from: number, end: number, keep: number, estimator: Estimator = FIXED_ESTIMATOR): number[] {
   const kept: number[] = [];
   let tokens = 0;
   for (let index = end - 1; index >= from; index--) {
     if (conversation[index]!.role !== 'user') continue;
-    tokens += estimateMessages(conversation, index, index + 1);
+    tokens += estimateMessages(conversation, index, index + 1, estimator);
     if (tokens > keep) break;
     kept.unshift(index);
   }

@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { compaction } from '../../src';
 import { checkpointText } from '../../src/checkpoint/message';
 import { selectRecord } from '../../src/checkpoint/record';
+import { keptUserMessages } from '../../src/native/trigger';
 import type { CallOptions, Message } from '../../src/prompt/types';
+import { type Estimator, FIXED_ESTIMATOR, estimateMessages } from '../../src/sizing/estimate';
 import { MockLanguageModel, SUMMARY, finish, isSummaryPrompt, textResult, usage } from '../support/models';
 import { assistant, recordingLogger, system, textOf, user, wrap } from '../support/harness';
 
@@ -271,5 +273,26 @@ describe('native compaction', () => {
         expect(textOf(calls[2]!.prompt[1])).not.toContain(tokens(10));
       });
     }
+  });
+});
+
+describe('keptUserMessages', () => {
+  // Three user messages of 400 characters: 100 tokens each at 4 characters a token, 200 at 2.
+  const conversation: Message[] = [user('a'.repeat(400)), assistant('ok'), user('b'.repeat(400)), assistant('ok'), user('c'.repeat(400)), assistant('ok')];
+  const each = (estimator: Estimator) => estimateMessages(conversation, 0, 1, estimator);
+
+  it('should keep the newest user messages within keep tokens, oldest first', () => {
+    const keep = 2 * each(FIXED_ESTIMATOR) + 1;
+    expect(keptUserMessages(conversation, 0, conversation.length, keep)).toEqual([2, 4]);
+    expect(keptUserMessages(conversation, 0, conversation.length, 3 * each(FIXED_ESTIMATOR))).toEqual([0, 2, 4]);
+    // only the covered ones: from 1 to 4 holds one user message
+    expect(keptUserMessages(conversation, 1, 4, keep)).toEqual([2]);
+  });
+
+  it("should measure them at the model's learned characters a token (SPEC 5)", () => {
+    const learned: Estimator = { charsPerToken: 2 };
+    const keep = 2 * each(FIXED_ESTIMATOR) + 1;
+    expect(each(learned)).toBeGreaterThan(keep / 2);
+    expect(keptUserMessages(conversation, 0, conversation.length, keep, learned)).toEqual([4]);
   });
 });
