@@ -2,7 +2,7 @@ import { CompactionError, isAbort, messageOf } from '../errors';
 import { isContextOverflowError } from '../overflow/recognize';
 import { textMessage } from '../prompt/conversation';
 import type { CallOptions, ContentMessage, GenerateResult, Message, Model, SystemMessage } from '../prompt/types';
-import { type Estimator, FIXED_ESTIMATOR, charsPerTokenOf, estimateMessages, estimatePrompt } from '../sizing/estimate';
+import { type Estimator, FIXED_ESTIMATOR, charsPerTokenOf, estimateMessages, estimatePrompt, measureMessages } from '../sizing/estimate';
 import { REMINDER_PROMPT, SUMMARY_PROMPT, UPDATE_PROMPT } from './prompts';
 import { hasTemplateHeading, replyText, unifiedFinishReason } from './reply';
 import { shortenTranscript, transcriptMessageText } from './shorten';
@@ -43,7 +43,11 @@ export interface SummarizeInput {
   size: { counted: number; estimated: number };
   window: number | undefined;
   summaryOutputTokens: number;
-  /** How the request's own messages are estimated: the model's learned ratio or tokenizer (SPEC 5). Default 4 characters a token. */
+  /**
+   * How the request's own messages are estimated: the step model's learned ratio or tokenizer
+   * (SPEC 5), as its size was; with a `summarizer`, too (the same text, and the step's counts are
+   * all the middleware has of it). Default 4 characters a token.
+   */
   estimator?: Estimator;
   warn: (message: string) => void;
 }
@@ -105,22 +109,36 @@ function transcriptAttempt(input: SummarizeInput, appended: ContentMessage, targ
   const estimate = (messages: Message[]) => estimateMessages(messages, 0, messages.length, estimator);
   const frame = [...input.system, ...input.previous, appended];
   const frameTokens = estimate(frame) + estimate([textMessage('user', transcriptMessageText(''))]);
-  const transcript = shortenTranscript(input.beforeRecord, target - frameTokens, charsPerTokenOf(estimator));
-  if (transcript === undefined || input.beforeRecord.length === 0) {
-    throw new CompactionError({
-      reason: 'too-large',
-      message: `the summary request cannot fit: even the newest exchange leaves no room within ${target} tokens`,
-      cause,
-    });
+  const ratio = textRatio(input.beforeRecord, estimator);
+  let budget = target - frameTokens;
+  for (let tries = 0; ; tries++) {
+    const transcript = shortenTranscript(input.beforeRecord, budget, ratio);
+    if (transcript === undefined || input.beforeRecord.length === 0) {
+      throw new CompactionError({
+        reason: 'too-large',
+        message: `the summary request cannot fit: even the newest exchange leaves no room within ${target} tokens`,
+        cause,
+      });
+    }
+    const prompt = [...input.system, ...input.previous, textMessage('user', transcriptMessageText(transcript)), appended];
+    const size = estimate(prompt);
+    // A tokenizer counts the serialized transcript a little otherwise than the messages it was
+    // sized from: over the target, the budget shrinks by as much and the transcript is cut again.
+    if (size <= target || tries === 3) return attemptOf(input, prompt, undefined, size, roomFor(input.window, 0, size));
+    budget = Math.floor((budget * (target - frameTokens)) / Math.max(1, size - frameTokens));
   }
-  const prompt = [
-    ...input.system,
-    ...input.previous,
-    textMessage('user', transcriptMessageText(transcript)),
-    appended,
-  ];
-  const size = estimate(prompt);
-  return attemptOf(input, prompt, undefined, size, roomFor(input.window, 0, size));
+}
+
+/**
+ * Characters a token of the messages' text by `estimator`: its learned ratio, or with a tokenizer
+ * what the tokenizer finds in them (times its learned factor), so a transcript cut from them is
+ * sized as it will be counted.
+ */
+function textRatio(messages: readonly Message[], estimator: Estimator): number {
+  if (estimator.tokenizer === undefined) return estimator.charsPerToken;
+  const measure = measureMessages(messages, 0, messages.length, estimator.tokenizer.tokenize);
+  const tokens = measure.tokenized * estimator.tokenizer.factor;
+  return measure.chars === 0 || tokens === 0 ? charsPerTokenOf(estimator) : measure.chars / tokens;
 }
 
 function attemptOf(input: SummarizeInput, prompt: Message[], tools: CallOptions['tools'], estimate: number, room: number): Attempt {

@@ -249,10 +249,28 @@ describe('summarize', () => {
       const frame = at([...systemMessages, ...previous, appended]) + at([user(transcriptMessageText(''))]);
       const transcript = shortenTranscript(beforeRecord, Math.floor((window - 1_024) / 1.15) - frame, 2);
       expect(transcript).toBeDefined();
-      expect(transcript).not.toBe(shortenTranscript(beforeRecord, Math.floor((window - 1_024) / 1.15) - frame));
       expect(request!.prompt).toEqual([...systemMessages, ...previous, user(transcriptMessageText(transcript!)), appended]);
       expect(at(request!.prompt)).toBeLessThanOrEqual(Math.floor((window - 1_024) / 1.15));
       expect(request!.maxOutputTokens).toBe(Math.min(32_000, Math.floor(window - 1.15 * at(request!.prompt))));
+    });
+
+    it('should size a transcript as the tokenizer of the estimate option counts it', async () => {
+      // A tokenizer that finds 2 characters a token (code), its counts not yet learned (factor 1):
+      // the transcript is cut to what it counts, not to 4 characters a token (twice the target).
+      const tokenizer: Estimator = { charsPerToken: 4, tokenizer: { tokenize: (text) => Math.ceil(text.length / 2), factor: 1 } };
+      const { model, requests } = summarizer();
+      const big = exchangesOf(8, 20, 500, 'big');
+      const window = 4_000;
+      await summarize(inputOf({ model, previous, beforeRecord: big, recordPart, window, estimator: tokenizer }));
+      const [request] = requests;
+      const counted = estimateMessages(request!.prompt, 0, request!.prompt.length, tokenizer);
+      const target = Math.floor((window - 1_024) / 1.15);
+      expect(request!.prompt[request!.prompt.length - 2]).toMatchObject({ role: 'user', content: [{ type: 'text', text: expect.stringContaining('<transcript>') }] });
+      expect(counted).toBeLessThanOrEqual(target);
+      // and not far under it: the budget was not spent at 4 characters a token
+      expect(counted).toBeGreaterThan(target / 2);
+      expect(request!.maxOutputTokens).toBe(Math.min(32_000, Math.floor(window - 1.15 * counted)));
+      expect(request!.maxOutputTokens).toBeGreaterThanOrEqual(1_024);
     });
   });
 });
