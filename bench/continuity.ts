@@ -124,6 +124,8 @@ export interface ContinuityRun {
   beforeMs: number[];
   /** Time the provider took to answer each summary request at the run's `speed` (none without one), in milliseconds. */
   summaryMs: number[];
+  /** Time the provider took to answer each step (not a summary request) at the run's `speed` (none without one), in milliseconds. */
+  stepMs: number[];
   /** This middleware's background compactions (SPEC 14): those started, and those a step sent; undefined for other strategies. */
   prepared: { made: number; sent: number } | undefined;
   /** The largest counted prompt of a step (not a summary request). */
@@ -172,7 +174,10 @@ export async function runContinuity(strategy: Strategy, mode: SummaryMode, optio
     throw error;
   });
   const { middleware, compactions, kinds, compactingMs, beforeMs, preparing } = timed(started);
-  const server = await startProviderServer({ contextWindow: window, seed, agent, keepBodies: 0, speed: options.speed });
+  const server = await startProviderServer({ contextWindow: window, seed, agent, keepBodies: 0, speed: options.speed }).catch(async (error: unknown) => {
+    await summarizing?.close();
+    throw error;
+  });
   const base = createOpenAI({ baseURL: server.openaiBaseURL, apiKey: 'local' }).chat('local-fixer');
   const model = middleware.length === 0 ? base : wrapLanguageModel({ model: base, middleware });
 
@@ -256,6 +261,7 @@ export async function runContinuity(strategy: Strategy, mode: SummaryMode, optio
     compactingMs: compactingMs(),
     beforeMs: beforeMs(),
     summaryMs: answered.filter((request) => request.isSummaryRequest && request.pacedMs !== undefined).map((request) => request.pacedMs!),
+    stepMs: answered.filter((request) => !request.isSummaryRequest && request.pacedMs !== undefined).map((request) => request.pacedMs!),
     prepared: preparing === undefined ? undefined : (({ made, sent }) => ({ made, sent }))(preparing()),
     maxPrompt: Math.max(0, ...answered.filter((request) => !request.isSummaryRequest).map((request) => request.promptTokens)),
     finalText,

@@ -16,7 +16,7 @@
 import type { Speed } from '../test/support/provider-server';
 import { type ContinuityRun, MODES, runContinuity } from './continuity';
 import { type Row, runStrategy } from './session';
-import { compacting, percent, printTable } from './strategies';
+import { compacting, percent, printTable, tokens } from './strategies';
 
 /**
  * A real model's speed: 5,000 prompt tokens a second (those read from the prompt cache take no
@@ -42,14 +42,14 @@ function waits(run: { compactingMs: number[]; beforeMs: number[]; summaryMs: num
   const count = run.compactingMs.length;
   return [
     String(count),
-    count === 0 ? '-' : `${Math.round((100 * run.compactingMs.filter((ms) => ms < UNNOTICED_MS).length) / count)} %`,
+    count === 0 ? '-' : percent(run.compactingMs.filter((ms) => ms < UNNOTICED_MS).length / count),
     milliseconds(quantile(run.compactingMs, 0.5)),
     milliseconds(quantile(run.compactingMs, 0.95)),
     milliseconds(quantile(run.compactingMs, 1)),
     milliseconds(quantile(run.summaryMs, 0.5)),
     milliseconds(quantile(run.beforeMs, 0.5)),
     String(summaryRequests),
-    summaryRequests === 0 ? '-' : `${unused} (${Math.round((100 * unused) / summaryRequests)} %)`,
+    summaryRequests === 0 ? '-' : `${unused} (${percent(unused / summaryRequests)})`,
   ];
 }
 
@@ -77,7 +77,7 @@ export async function runSession(): Promise<void> {
       milliseconds(quantile(row.otherMs, 0.5)),
       percent(row.meanShare),
       percent(row.maxShare),
-      row.billed.toLocaleString('en-US'),
+      tokens(row.billed),
       `${Math.round(row.seconds)} s`,
     ]),
   );
@@ -90,13 +90,14 @@ export async function runContinuityPaced(): Promise<void> {
     { name: 'prepare: 0.6', prepare: 0.6 },
     { name: 'prepare: false', prepare: false },
     { name: 'prepare: 0.8, summarizer 4x as fast', prepare: 0.8, summarizerSpeed: SUMMARIZER_SPEED },
+    { name: 'prepare: false, summarizer 4x as fast', prepare: false, summarizerSpeed: SUMMARIZER_SPEED },
   ];
   const runs: ContinuityRun[] = await Promise.all(
     MODES.flatMap((mode) => variants.map(({ name, prepare, summarizerSpeed }) => runContinuity(compacting(name, { prepare }), mode, { speed: SPEED, summarizerSpeed }))),
   );
   console.log('\nThe continuity benchmark at the same speed: the fixer agent, 14 failing tests, window 32,000 (ceiling 16,000)');
   printTable(
-    ['prepare', 'summaries', 'finished', 'steps', 'repeated calls', 'rejected edits', ...WAIT_COLUMNS, 'input billed'],
+    ['prepare', 'summaries', 'finished', 'steps', 'repeated calls', 'rejected edits', ...WAIT_COLUMNS, 'step p50', 'input billed'],
     runs.map((run) => [
       run.strategy,
       run.mode,
@@ -105,7 +106,8 @@ export async function runContinuityPaced(): Promise<void> {
       String(run.repeatedCalls),
       String(run.rejectedEdits),
       ...waits(run, run.summaryRequests, run.prepared === undefined ? 0 : run.prepared.made - run.prepared.sent),
-      run.inputTokens.toLocaleString('en-US'),
+      milliseconds(quantile(run.stepMs, 0.5)),
+      tokens(run.inputTokens),
     ]),
   );
 }
@@ -119,6 +121,7 @@ export async function run(): Promise<void> {
       '"compactions": steps that compacted (sent a checkpoint prepared ahead, or waited for a summary); "under 50 ms", p50, p95, max: the time those steps spent in transformParams;',
       '"summary p50": the time the provider took to write a summary; "between p50": the time the agent ran from one compaction (or its first step) to the step of the next,',
       'the most time any summary started ahead of that step could have had: where a summary takes longer than that, a step waits whatever `prepare` is;',
+      '"step p50" (continuity): the time the provider took to answer a step (its tools answer at once);',
       '"prepared, unused": background compactions whose checkpoint no step sent (the conversation ended first, it failed, or the step at the ceiling compacted from it), and their share of all summary requests.',
     ].join('\n'),
   );

@@ -226,7 +226,7 @@ export async function run(): Promise<void> {
       String(row.summaryRequests),
       percent(row.meanShare),
       percent(row.maxShare),
-      row.billed.toLocaleString('en-US'),
+      tokens(row.billed),
       percent(row.cachedShare),
     ]),
   );
@@ -267,9 +267,9 @@ export async function runClearing(): Promise<void> {
         String(row.repeatedCalls),
         percent(row.meanShare),
         percent(row.maxShare),
-        row.billed.toLocaleString('en-US'),
-        Math.round(row.billed * (1 - row.cachedAll)).toLocaleString('en-US'),
-        row.summaryOutput.toLocaleString('en-US'),
+        tokens(row.billed),
+        tokens(row.billed * (1 - row.cachedAll)),
+        tokens(row.summaryOutput),
         `${(row.compactingMs.reduce((sum, ms) => sum + ms, 0) / 1000).toFixed(2)} s`,
       ]);
     }

@@ -342,7 +342,7 @@ export async function run(): Promise<void> {
         String(row.summaryRequests),
         String(row.overCeiling),
         percent(row.maxShare),
-        row.billed.toLocaleString('en-US'),
+        tokens(row.billed),
       ]),
     );
     console.log('"rejected calls": calls the provider refused as over its window (each one a wasted call, followed by a compaction\n' +

@@ -91,6 +91,20 @@ describe('the continuity benchmark, short', () => {
     expect(honest.summaryRequests).toBe(honest.prepared!.made + honest.compactions! - honest.prepared!.sent);
   });
 
+  it('sends summary requests to a summarizer of their own with summarizerSpeed, and counts them', async () => {
+    const options = { ...SHORT, failing: 5, window: 32_000, cap: 60 };
+    const alone = await runContinuity(compacting('ai-compaction, prepare: false', { prepare: false }), 'honest', options);
+    // a speed that takes no noticeable time: only the summarizer's server has one
+    const fast = { promptTokensPerSecond: 1e9, outputTokensPerSecond: 1e9 };
+    const apart = await runContinuity(compacting('ai-compaction, prepare: false', { prepare: false }), 'honest', { ...options, summarizerSpeed: fast });
+    expect(apart.compactions).toBeGreaterThanOrEqual(1);
+    // every summary request reached the summarizer (the only paced server), none the step's
+    expect(apart.summaryMs).toHaveLength(apart.summaryRequests);
+    expect(apart.stepMs).toEqual([]);
+    // the same scripted agent behind both: the same run, the same requests, the same tokens billed
+    expect(apart).toMatchObject({ steps: alone.steps, summaryRequests: alone.summaryRequests, inputTokens: alone.inputTokens, compactions: alone.compactions, finished: true });
+  });
+
   it('costs at least as many steps and repeats with lossy summaries as with honest ones', async () => {
     const lossy = await runContinuity(compacting('ai-compaction', {}), 'lossy', { ...SHORT, failing: 5, window: 32_000, cap: 60 });
     expect(lossy.errors).toBe(0);
