@@ -2,7 +2,7 @@ import { CompactionError, isAbort, messageOf } from '../errors';
 import { isContextOverflowError } from '../overflow/recognize';
 import { textMessage } from '../prompt/conversation';
 import type { CallOptions, ContentMessage, GenerateResult, Message, Model, SystemMessage } from '../prompt/types';
-import { type Estimator, FIXED_ESTIMATOR, charsPerTokenOf, estimateMessages, estimatePrompt, measureMessages } from '../sizing/estimate';
+import { type Estimator, FIXED_ESTIMATOR, charsPerTokenOf, estimateMessages, estimatePrompt } from '../sizing/estimate';
 import { REMINDER_PROMPT, SUMMARY_PROMPT, UPDATE_PROMPT } from './prompts';
 import { hasTemplateHeading, replyText, unifiedFinishReason } from './reply';
 import { shortenTranscript, transcriptMessageText } from './shorten';
@@ -109,7 +109,7 @@ function transcriptAttempt(input: SummarizeInput, appended: ContentMessage, targ
   const estimate = (messages: Message[]) => estimateMessages(messages, 0, messages.length, estimator);
   const frame = [...input.system, ...input.previous, appended];
   const frameTokens = estimate(frame) + estimate([textMessage('user', transcriptMessageText(''))]);
-  const ratio = textRatio(input.beforeRecord, estimator);
+  const ratio = charsPerTokenOf(estimator, input.beforeRecord);
   let budget = target - frameTokens;
   for (let tries = 0; ; tries++) {
     const transcript = shortenTranscript(input.beforeRecord, budget, ratio);
@@ -127,18 +127,6 @@ function transcriptAttempt(input: SummarizeInput, appended: ContentMessage, targ
     if (size <= target || tries === 3) return attemptOf(input, prompt, undefined, size, roomFor(input.window, 0, size));
     budget = Math.floor((budget * (target - frameTokens)) / Math.max(1, size - frameTokens));
   }
-}
-
-/**
- * Characters a token of the messages' text by `estimator`: its learned ratio, or with a tokenizer
- * what the tokenizer finds in them (times its learned factor), so a transcript cut from them is
- * sized as it will be counted.
- */
-function textRatio(messages: readonly Message[], estimator: Estimator): number {
-  if (estimator.tokenizer === undefined) return estimator.charsPerToken;
-  const measure = measureMessages(messages, 0, messages.length, estimator.tokenizer.tokenize);
-  const tokens = measure.tokenized * estimator.tokenizer.factor;
-  return measure.chars === 0 || tokens === 0 ? charsPerTokenOf(estimator) : measure.chars / tokens;
 }
 
 function attemptOf(input: SummarizeInput, prompt: Message[], tools: CallOptions['tools'], estimate: number, room: number): Attempt {

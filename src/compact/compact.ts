@@ -124,7 +124,7 @@ async function run(engine: Engine, { view, reason, model, window, target, limit,
   if (native === undefined) {
     // The newest of all it stands for, the previous checkpoint's part too: those messages are the
     // caller's, still at hand, and the newest steps are what the model continues from.
-    const charsPerToken = charsPerTokenOf(view.estimator);
+    const charsPerToken = charsPerTokenOf(view.estimator, covered);
     const record = selectRecord(view.conversation, recordBudget(settings.keep, limit), view.boundaryEnd, end, charsPerToken);
     recordText = record.text;
     identifiers = collectIdentifiers(covered, view.checkpoint?.identifiers ?? [], identifierBudget(limit), charsPerToken);

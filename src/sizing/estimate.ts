@@ -18,11 +18,17 @@ export interface Estimator {
 }
 
 /**
- * Characters a token by an estimator, for rules that budget serialized text (the record, the live
- * step, the identifiers): its learned ratio, or with a tokenizer 4 divided by its learned factor.
+ * Characters a token by an estimator, for rules that budget serialized text (the record, the
+ * identifiers, a shortened transcript): its learned ratio; with a tokenizer, the characters a token
+ * it finds in `messages` (the text being budgeted) times its learned factor, or 4 divided by that
+ * factor when there is no text to measure.
  */
-export function charsPerTokenOf(estimator: Estimator): number {
-  return estimator.tokenizer === undefined ? estimator.charsPerToken : CHARS_PER_TOKEN / estimator.tokenizer.factor;
+export function charsPerTokenOf(estimator: Estimator, messages: readonly Message[] = []): number {
+  const { tokenizer } = estimator;
+  if (tokenizer === undefined) return estimator.charsPerToken;
+  const measure = measureMessages(messages, 0, messages.length, tokenizer.tokenize);
+  const tokens = measure.tokenized * tokenizer.factor;
+  return measure.chars === 0 || tokens === 0 ? CHARS_PER_TOKEN / tokenizer.factor : measure.chars / tokens;
 }
 
 /** 4 characters a token: the rule until a model has counts. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { FunctionTool, Message } from '../../src/prompt/types';
-import { estimateMessages, estimatePrompt, estimateTools } from '../../src/sizing/estimate';
+import { charsPerTokenOf, estimateMessages, estimatePrompt, estimateTools } from '../../src/sizing/estimate';
 
 const user = (text: string): Message => ({ role: 'user', content: [{ type: 'text', text }] });
 const userFile = (data: unknown, mediaType: string, extra: Record<string, unknown> = {}): Message => ({
@@ -207,5 +207,25 @@ describe('estimate', () => {
       expect(estimatePrompt(prompt)).toBe(200);
       expect(estimatePrompt(prompt, tools)).toBe(228);
     });
+  });
+});
+
+describe('charsPerTokenOf', () => {
+  const messages: Message[] = [{ role: 'user', content: [{ type: 'text', text: 'x'.repeat(600) }] }, { role: 'assistant', content: [{ type: 'text', text: 'y'.repeat(400) }] }];
+  // 1,000 characters, 400 tokens by this tokenizer: 2.5 characters a token
+  const tokenizer = { tokenize: (text: string) => (text.length * 2) / 5, factor: 1 };
+
+  it('should give the learned ratio without a tokenizer', () => {
+    expect(charsPerTokenOf({ charsPerToken: 2.9 }, messages)).toBe(2.9);
+  });
+
+  it('should give what the tokenizer finds in the messages, times its learned factor', () => {
+    expect(charsPerTokenOf({ charsPerToken: 4, tokenizer }, messages)).toBe(2.5);
+    // counts taught a factor of 1.25: each tokenizer token stands for 1.25 counted ones
+    expect(charsPerTokenOf({ charsPerToken: 4, tokenizer: { ...tokenizer, factor: 1.25 } }, messages)).toBe(2);
+  });
+
+  it('should fall back to 4 divided by the factor with no text to measure', () => {
+    expect(charsPerTokenOf({ charsPerToken: 4, tokenizer: { ...tokenizer, factor: 1.25 } })).toBe(3.2);
   });
 });

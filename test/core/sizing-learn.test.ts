@@ -339,6 +339,25 @@ describe('learned characters a token', () => {
       expect(await sizeOf(floor, scripted.model, probe('e3'))).toBe(Math.round(9_001 / 2));
     });
 
+    it("should budget the checkpoint's record at the characters a token the tokenizer finds, not at 4", async () => {
+      // Two characters a token by this tokenizer, and no provider counts: window 20,000, ceiling
+      // 17,000, a record of at most a quarter of it, 4,250 tokens (8,500 characters; at 4 characters
+      // a token it would take 17,000 characters, twice its budget by the tokenizer).
+      const tokenize = (text: string) => Math.ceil(text.length / 2);
+      const { model, stepCalls } = scriptedModel({ inputTokens: () => undefined });
+      const middleware = compaction({ contextWindow: 20_000, estimate: tokenize });
+      const prompt: Message[] = [];
+      for (let index = 0; index < 12; index++) prompt.push(user(`u${index} ${'x'.repeat(1_500)}`), assistant(`a${index} ${'y'.repeat(1_500)}`));
+      prompt.push(user('next'));
+      await wrap(model, middleware).doGenerate({ prompt });
+      expect(middleware.last()?.reason).toBe('auto');
+      const sent = textOf(stepCalls()[0]!.prompt[0]!);
+      const record = sent.slice(sent.indexOf('<recent-context>\n') + '<recent-context>\n'.length, sent.indexOf('\n</recent-context>'));
+      expect(tokenize(record)).toBeLessThanOrEqual(4_250);
+      // the newest messages within it: more than one exchange, so the budget was measured, not missed
+      expect(tokenize(record)).toBeGreaterThan(4_250 - 1_600);
+    });
+
     it('should count a text the tokenizer throws on at 4 characters a token, warning once', async () => {
       const { warn, logger } = recordingLogger();
       const middleware = compaction({ contextWindow: 200_000, logger, estimate: () => { throw new Error('no vocabulary'); } });
