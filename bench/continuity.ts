@@ -30,7 +30,7 @@ import {
   type SummaryMode,
 } from '../test/support/provider-server';
 import { baselineFromEnv, type Baseline } from './baseline';
-import { type PromptMeasure, type Strategy, clearingAlone, compacting, keepingLast, noMiddleware, percent, printTable, summarizingOlder, timed, tokens } from './strategies';
+import { type PromptMeasure, type Strategy, clearingAlone, compacting, keepingLast, noMiddleware, pacedMs, percent, printTable, summarizingOlder, timed, tokens, totalSeconds } from './strategies';
 
 /**
  * The window. A failing test costs the agent about 4,700 counted tokens of prompt (its vitest run,
@@ -169,15 +169,13 @@ export async function runContinuity(strategy: Strategy, mode: SummaryMode, optio
   const summarizing =
     options.summarizerSpeed === undefined ? undefined : await startProviderServer({ contextWindow: window, seed, agent, keepBodies: 0, speed: options.summarizerSpeed });
   const summarizer = summarizing === undefined ? {} : { summarizer: createOpenAI({ baseURL: summarizing.openaiBaseURL, apiKey: 'local' }).chat('local-summarizer') };
-  const started = await strategy.start(window, summarizer).catch(async (error: unknown) => {
+  // a run that cannot start leaves no summarizer's server behind either
+  const closeSummarizer = async (error: unknown): Promise<never> => {
     await summarizing?.close();
     throw error;
-  });
-  const { middleware, compactions, kinds, compactingMs, beforeMs, preparing } = timed(started);
-  const server = await startProviderServer({ contextWindow: window, seed, agent, keepBodies: 0, speed: options.speed }).catch(async (error: unknown) => {
-    await summarizing?.close();
-    throw error;
-  });
+  };
+  const { middleware, compactions, kinds, compactingMs, beforeMs, preparing } = timed(await strategy.start(window, summarizer).catch(closeSummarizer));
+  const server = await startProviderServer({ contextWindow: window, seed, agent, keepBodies: 0, speed: options.speed }).catch(closeSummarizer);
   const base = createOpenAI({ baseURL: server.openaiBaseURL, apiKey: 'local' }).chat('local-fixer');
   const model = middleware.length === 0 ? base : wrapLanguageModel({ model: base, middleware });
 
@@ -260,8 +258,8 @@ export async function runContinuity(strategy: Strategy, mode: SummaryMode, optio
     kinds: kinds?.(),
     compactingMs: compactingMs(),
     beforeMs: beforeMs(),
-    summaryMs: answered.filter((request) => request.isSummaryRequest && request.pacedMs !== undefined).map((request) => request.pacedMs!),
-    stepMs: answered.filter((request) => !request.isSummaryRequest && request.pacedMs !== undefined).map((request) => request.pacedMs!),
+    summaryMs: pacedMs(answered, true),
+    stepMs: pacedMs(answered, false),
     prepared: preparing === undefined ? undefined : (({ made, sent }) => ({ made, sent }))(preparing()),
     maxPrompt: Math.max(0, ...answered.filter((request) => !request.isSummaryRequest).map((request) => request.promptTokens)),
     finalText,
@@ -342,7 +340,7 @@ export function printContinuity(runs: ContinuityRun[]): void {
         run.kinds === undefined ? '-' : `${run.kinds.clear} / ${run.kinds.summary}`,
         String(run.overflows),
         String(run.errors),
-        `${(run.compactingMs.reduce((sum, ms) => sum + ms, 0) / 1000).toFixed(2)} s`,
+        totalSeconds(run.compactingMs),
       ]),
     );
   }

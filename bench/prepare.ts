@@ -22,14 +22,14 @@ import { compacting, percent, printTable, tokens } from './strategies';
  * A real model's speed: 5,000 prompt tokens a second (those read from the prompt cache take no
  * time) and 60 output tokens a second. A summary of ~800 tokens then takes about 14 s.
  */
-export const SPEED: Speed = { promptTokensPerSecond: 5_000, outputTokensPerSecond: 60 };
+const SPEED: Speed = { promptTokensPerSecond: 5_000, outputTokensPerSecond: 60 };
 /** A smaller model's speed for the `summarizer` option: four times as fast at both (its prompt cache is its own). */
-export const SUMMARIZER_SPEED: Speed = { promptTokensPerSecond: 20_000, outputTokensPerSecond: 240 };
+const SUMMARIZER_SPEED: Speed = { promptTokensPerSecond: 20_000, outputTokensPerSecond: 240 };
 /** A compaction that adds less than this to its step does not keep a chat user waiting. */
-export const UNNOTICED_MS = 50;
+const UNNOTICED_MS = 50;
 
 /** The `share` quantile of `values` (nearest rank), or undefined when there are none. */
-export function quantile(values: number[], share: number): number | undefined {
+function quantile(values: number[], share: number): number | undefined {
   if (values.length === 0) return undefined;
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(share * sorted.length) - 1))];
@@ -38,14 +38,16 @@ export function quantile(values: number[], share: number): number | undefined {
 const milliseconds = (value: number | undefined) => (value === undefined ? '-' : value >= 1_000 ? `${(value / 1_000).toFixed(1)} s` : `${value.toFixed(1)} ms`);
 
 /** The columns both tables share: how long the compacting steps took, why, and what preparing cost in requests. */
-function waits(run: { compactingMs: number[]; beforeMs: number[]; summaryMs: number[] }, summaryRequests: number, unused: number): string[] {
-  const count = run.compactingMs.length;
+function waits(run: Pick<Row & ContinuityRun, 'compactingMs' | 'beforeMs' | 'summaryMs' | 'summaryRequests' | 'prepared'>): string[] {
+  const { compactingMs, summaryRequests } = run;
+  const count = compactingMs.length;
+  const unused = run.prepared === undefined ? 0 : run.prepared.made - run.prepared.sent;
   return [
     String(count),
-    count === 0 ? '-' : percent(run.compactingMs.filter((ms) => ms < UNNOTICED_MS).length / count),
-    milliseconds(quantile(run.compactingMs, 0.5)),
-    milliseconds(quantile(run.compactingMs, 0.95)),
-    milliseconds(quantile(run.compactingMs, 1)),
+    count === 0 ? '-' : percent(compactingMs.filter((ms) => ms < UNNOTICED_MS).length / count),
+    milliseconds(quantile(compactingMs, 0.5)),
+    milliseconds(quantile(compactingMs, 0.95)),
+    milliseconds(quantile(compactingMs, 1)),
     milliseconds(quantile(run.summaryMs, 0.5)),
     milliseconds(quantile(run.beforeMs, 0.5)),
     String(summaryRequests),
@@ -73,7 +75,7 @@ export async function runSession(): Promise<void> {
       row.name,
       String(row.steps),
       String(row.errors),
-      ...waits(row, row.summaryRequests, row.preparedUnused ?? 0),
+      ...waits(row),
       milliseconds(quantile(row.otherMs, 0.5)),
       percent(row.meanShare),
       percent(row.maxShare),
@@ -105,7 +107,7 @@ export async function runContinuityPaced(): Promise<void> {
       String(run.steps),
       String(run.repeatedCalls),
       String(run.rejectedEdits),
-      ...waits(run, run.summaryRequests, run.prepared === undefined ? 0 : run.prepared.made - run.prepared.sent),
+      ...waits(run),
       milliseconds(quantile(run.stepMs, 0.5)),
       tokens(run.inputTokens),
     ]),

@@ -11,11 +11,11 @@ import { z } from 'zod';
 import { ceiling } from '../src/sizing/ceiling';
 import { estimatePrompt } from '../src/sizing/estimate';
 import { createProjectTools, projectToolDescriptions, type Speed, startProviderServer } from '../test/support/provider-server';
-import { type Strategy, clearingAlone, compacting, keepingLast, noMiddleware, percent, printTable, summarizingOlder, timed, tokens } from './strategies';
+import { type Strategy, clearingAlone, compacting, keepingLast, noMiddleware, pacedMs, percent, printTable, summarizingOlder, timed, tokens, totalSeconds } from './strategies';
 
 export const WINDOW = 128_000;
-export const TURNS = 10;
-export const STEPS_PER_TURN = 50;
+const TURNS = 10;
+const STEPS_PER_TURN = 50;
 export const CEILING = ceiling(WINDOW, undefined);
 export const SYSTEM = 'You are a coding agent working in a TypeScript repository. Use the tools to find and fix the failing tests. Be terse.';
 export const TASKS = [
@@ -100,8 +100,8 @@ export interface Row {
   beforeMs: number[];
   /** Time the provider took to answer each summary request at `speed` (none without one), in milliseconds. */
   summaryMs: number[];
-  /** This middleware's background compactions (SPEC 14) whose checkpoint no step sent; undefined for other strategies. */
-  preparedUnused: number | undefined;
+  /** This middleware's background compactions (SPEC 14): those started, and those a step sent; undefined for other strategies. */
+  prepared: { made: number; sent: number } | undefined;
   /** Wall time of the whole session, in seconds. */
   seconds: number;
   /** Compactions that cleared old tool results, and those that summarized (this middleware, clearing alone). */
@@ -184,8 +184,8 @@ export async function runStrategy(strategy: Strategy, { system = SYSTEM, summari
     compactingMs: compactingMs(),
     otherMs: otherMs(),
     beforeMs: beforeMs(),
-    summaryMs: summaryRequests.filter((request) => request.pacedMs !== undefined).map((request) => request.pacedMs!),
-    preparedUnused: prepared === undefined ? undefined : prepared.made - prepared.sent,
+    summaryMs: pacedMs(summaryRequests, true),
+    prepared: prepared === undefined ? undefined : { made: prepared.made, sent: prepared.sent },
     seconds,
     kinds: kinds?.(),
   };
@@ -270,7 +270,7 @@ export async function runClearing(): Promise<void> {
         tokens(row.billed),
         tokens(row.billed * (1 - row.cachedAll)),
         tokens(row.summaryOutput),
-        `${(row.compactingMs.reduce((sum, ms) => sum + ms, 0) / 1000).toFixed(2)} s`,
+        totalSeconds(row.compactingMs),
       ]);
     }
   }

@@ -9,6 +9,7 @@
  */
 import type { LanguageModelV3Prompt } from '@ai-sdk/provider';
 import type { LanguageModel, LanguageModelMiddleware } from 'ai';
+import type { RecordedRequest } from '../test/support/provider-server';
 import { type CompactionOptions, compaction } from '../src';
 import { clearToolOutputs, clearingEnd } from '../src/checkpoint/clear';
 import { SUMMARY_PROMPT } from '../src/checkpoint/prompts';
@@ -246,6 +247,13 @@ export function summarizeOlder(keep: number, share: number, window: number, onSu
 export const percent = (value: number | undefined) => (value === undefined ? '-' : `${Math.round(value * 100)} %`);
 /** Tokens rounded, with thousands separators ("33,409,902"); "-" for none. */
 export const tokens = (value: number | undefined) => (value === undefined ? '-' : Math.round(value).toLocaleString('en-US'));
+
+/** Seconds in all of `ms` ("0.09 s"). */
+export const totalSeconds = (ms: readonly number[]) => `${(ms.reduce((sum, each) => sum + each, 0) / 1000).toFixed(2)} s`;
+
+/** The time the provider took to answer each summary request (or each step), where it paced its replies (`speed`), in milliseconds. */
+export const pacedMs = (requests: readonly RecordedRequest[], summaries: boolean): number[] =>
+  requests.flatMap((request) => (request.isSummaryRequest === summaries && !request.rejected && request.pacedMs !== undefined ? [request.pacedMs] : []));
 
 /** Prints a table: the first column left-aligned, the others right-aligned. */
 export function printTable(header: string[], rows: string[][]): void {

@@ -2,7 +2,7 @@ import { CompactionError, isAbort, messageOf } from '../errors';
 import { isContextOverflowError } from '../overflow/recognize';
 import { textMessage } from '../prompt/conversation';
 import type { CallOptions, ContentMessage, GenerateResult, Message, Model, SystemMessage } from '../prompt/types';
-import { type Estimator, FIXED_ESTIMATOR, charsPerTokenOf, estimateMessages, estimatePrompt } from '../sizing/estimate';
+import { type Estimator, charsPerTokenOf, estimateMessages, estimatePrompt } from '../sizing/estimate';
 import { REMINDER_PROMPT, SUMMARY_PROMPT, UPDATE_PROMPT } from './prompts';
 import { hasTemplateHeading, replyText, unifiedFinishReason } from './reply';
 import { shortenTranscript, transcriptMessageText } from './shorten';
@@ -46,9 +46,9 @@ export interface SummarizeInput {
   /**
    * How the request's own messages are estimated: the step model's learned ratio or tokenizer
    * (SPEC 5), as its size was; with a `summarizer`, too (the same text, and the step's counts are
-   * all the middleware has of it). Default 4 characters a token.
+   * all the middleware has of it).
    */
-  estimator?: Estimator;
+  estimator: Estimator;
   warn: (message: string) => void;
 }
 
@@ -86,7 +86,7 @@ export async function summarize(input: SummarizeInput): Promise<string> {
 }
 
 function firstAttempt(input: SummarizeInput, appended: ContentMessage): Attempt {
-  const estimator = input.estimator ?? FIXED_ESTIMATOR;
+  const { estimator } = input;
   const appendedTokens = estimateMessages([appended], 0, 1, estimator);
   const whole = [...input.system, ...input.sent, appended];
   const room = roomFor(input.window, input.size.counted, input.size.estimated + appendedTokens);
@@ -105,7 +105,7 @@ function firstAttempt(input: SummarizeInput, appended: ContentMessage): Attempt 
 
 /** A request of the system messages, the previous checkpoint and a transcript, within `target` tokens. */
 function transcriptAttempt(input: SummarizeInput, appended: ContentMessage, target: number, cause?: unknown): Attempt {
-  const estimator = input.estimator ?? FIXED_ESTIMATOR;
+  const { estimator } = input;
   const estimate = (messages: Message[]) => estimateMessages(messages, 0, messages.length, estimator);
   const frame = [...input.system, ...input.previous, appended];
   const frameTokens = estimate(frame) + estimate([textMessage('user', transcriptMessageText(''))]);

@@ -6,7 +6,7 @@ import { SUMMARY_PROMPT, UPDATE_PROMPT } from '../../src/checkpoint/prompts';
 import { shortenTranscript, transcriptMessageText } from '../../src/checkpoint/shorten';
 import { type SummarizeInput, summarize } from '../../src/checkpoint/summarize';
 import type { CallOptions, FunctionTool, Message, Model, SystemMessage } from '../../src/prompt/types';
-import { type Estimator, estimateMessages, estimatePrompt } from '../../src/sizing/estimate';
+import { type Estimator, FIXED_ESTIMATOR, estimateMessages, estimatePrompt } from '../../src/sizing/estimate';
 import { MockLanguageModel, SUMMARY, textResult } from '../support/models';
 import { assistant, system, textEstimate as estimate, user } from '../support/harness';
 
@@ -103,7 +103,7 @@ function inputOf(options: {
     size: options.size ?? { counted: 0, estimated: estimate([...systemMessages, ...sent]) + TOOL_TOKENS },
     window: options.window,
     summaryOutputTokens: options.summaryOutputTokens ?? 32_000,
-    ...(options.estimator === undefined ? {} : { estimator: options.estimator }),
+    estimator: options.estimator ?? FIXED_ESTIMATOR,
     warn: (message) => options.warnings?.push(message),
   };
 }
