@@ -11,6 +11,7 @@ export type {
   CompactionOptions,
   CompactionReason,
   CompactionRecord,
+  CompactionUsage,
 } from './types';
 /** Whether a call is this package's summary request; a middleware after this one should pass it on unchanged. */
 export { isSummaryRequest } from './checkpoint/summarize';

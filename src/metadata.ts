@@ -1,4 +1,4 @@
-import type { CompactionMetadata, CompactionRecord } from './types';
+import type { CompactionMetadata, CompactionRecord, CompactionUsage } from './types';
 
 /**
  * The compaction a step made, read from its `providerMetadata` (a `generateText` step, or the
@@ -7,12 +7,13 @@ import type { CompactionMetadata, CompactionRecord } from './types';
 export function compactionOf(providerMetadata: unknown): CompactionMetadata | undefined {
   const value = (providerMetadata as { compaction?: unknown } | undefined)?.compaction;
   if (typeof value !== 'object' || value === null) return undefined;
-  const { reason, kind, messagesCovered, tokensBefore, tokensAfter, summary } = value as Record<string, unknown>;
+  const { reason, kind, messagesCovered, tokensBefore, tokensAfter, summary, usage } = value as Record<string, unknown>;
   if (reason !== 'auto' && reason !== 'overflow' && reason !== 'manual') return undefined;
   if (typeof messagesCovered !== 'number' || typeof tokensBefore !== 'number' || typeof tokensAfter !== 'number') return undefined;
   // Metadata kept from an older version of this package (a stored chat) has no kind: it summarized.
   const known = kind === 'clear' || kind === 'native' ? kind : 'summary';
-  return { reason, kind: known, messagesCovered, tokensBefore, tokensAfter, summary: typeof summary === 'string' ? summary : '' };
+  const cost = usageOf(usage);
+  return { reason, kind: known, messagesCovered, tokensBefore, tokensAfter, summary: typeof summary === 'string' ? summary : '', ...(cost === undefined ? {} : { usage: cost }) };
 }
 
 /**
@@ -21,8 +22,26 @@ export function compactionOf(providerMetadata: unknown): CompactionMetadata | un
  */
 export function withCompactionMetadata<T extends object>(result: T, record: CompactionRecord | undefined): T {
   if (record === undefined) return result;
-  const { reason, kind, messagesCovered, tokensBefore, tokensAfter, summary } = record;
-  const metadata: CompactionMetadata = { reason, kind, messagesCovered, tokensBefore, tokensAfter, summary };
+  const { reason, kind, messagesCovered, tokensBefore, tokensAfter, summary, usage } = record;
+  const metadata: CompactionMetadata = { reason, kind, messagesCovered, tokensBefore, tokensAfter, summary, usage };
   const providerMetadata = ((result as { providerMetadata?: unknown }).providerMetadata ?? {}) as Record<string, unknown>;
   return { ...result, providerMetadata: { ...providerMetadata, compaction: metadata } };
+}
+
+/** A compaction's usage as metadata carries it; `undefined` when absent (an older version wrote it) or malformed. */
+function usageOf(value: unknown): CompactionUsage | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { requests, inputTokens, cachedInputTokens, outputTokens, durationMs } = value as Record<string, unknown>;
+  if (!isCount(requests) || !isCount(durationMs)) return undefined;
+  return {
+    requests,
+    ...(isCount(inputTokens) ? { inputTokens } : {}),
+    ...(isCount(cachedInputTokens) ? { cachedInputTokens } : {}),
+    ...(isCount(outputTokens) ? { outputTokens } : {}),
+    durationMs,
+  };
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isFinite(value) && value >= 0;
 }

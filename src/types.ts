@@ -12,6 +12,31 @@ export type CompactionReason = 'auto' | 'overflow' | 'manual';
  */
 export type CompactionKind = 'summary' | 'clear' | 'native';
 
+/**
+ * What a compaction's model calls cost: calls the middleware makes itself, so they are in no
+ * `usage`, `totalUsage` or `onFinish` of the AI SDK. Sum it over `onCompaction` for what compaction
+ * costs (docs/observability.md).
+ */
+export interface CompactionUsage {
+  /**
+   * Model requests made: the summary request, its reminder and its shortened retries (a request the
+   * provider rejected counts too); with `native: true`, the provider's compaction request. For a
+   * checkpoint prepared ahead, the requests made in the background. 0 for a clearing.
+   */
+  requests: number;
+  /** Input tokens of those requests as the provider reported them, summed; absent when it reported none. */
+  inputTokens?: number;
+  /** Of the input tokens, those the provider read from its prompt cache; absent when it reported none. */
+  cachedInputTokens?: number;
+  /** Output tokens as the provider reported them, summed; absent when it reported none. */
+  outputTokens?: number;
+  /**
+   * Milliseconds spent waiting for those requests: the time the summary took to write. For a
+   * checkpoint prepared ahead, that time passed in the background, beside the steps.
+   */
+  durationMs: number;
+}
+
 /** What `last()` returns and `onCompaction` receives: one compaction. */
 export interface CompactionRecord {
   reason: CompactionReason;
@@ -32,6 +57,8 @@ export interface CompactionRecord {
   prepared?: boolean;
   /** For a clearing: how many tool outputs it replaced, and the characters of text they held (summary and record are empty). */
   cleared?: { toolResults: number; characters: number };
+  /** What its model calls cost; for a checkpoint prepared ahead, reported here, on the step that first sends it. */
+  usage: CompactionUsage;
 }
 
 /** Options of `compaction()`. Every one is optional. */
@@ -118,6 +145,8 @@ export interface CompactionMetadata {
   tokensBefore: number;
   tokensAfter: number;
   summary: string;
+  /** What its model calls cost, as in the record (absent when an older version of this package wrote it). */
+  usage?: CompactionUsage;
 }
 
 /** Per-call options, under `providerOptions.compaction`. Removed before the provider sees the call. */

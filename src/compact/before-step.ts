@@ -1,6 +1,7 @@
 import type { Engine } from '../engine';
 import { CompactionError, failureDetail, isAbort, messageOf } from '../errors';
 import type { Model } from '../prompt/types';
+import type { CompactionUsage } from '../types';
 import type { StepView } from '../view';
 import { compact } from './compact';
 import type { Plan } from './decide';
@@ -11,10 +12,15 @@ import { fitsWindow, holdAfterFailure, holdNothingOlder } from './holds';
  * unchanged when its estimate still fits the window, else the `CompactionError` is thrown. A failed
  * compaction holds the conversation from compacting on its own until it has grown (SPEC 6.8).
  */
-export async function compactBeforeStep(engine: Engine, view: StepView, model: Model, plan: Plan & { reason: 'auto' | 'manual' }): Promise<StepView> {
-  const { reason, window, limit } = plan;
+export async function compactBeforeStep(
+  engine: Engine,
+  view: StepView,
+  model: Model,
+  plan: Plan & { reason: 'auto' | 'manual'; carried?: CompactionUsage },
+): Promise<StepView> {
+  const { reason, window, limit, carried } = plan;
   try {
-    return await compact(engine, { view, reason, model, window, target: limit, limit });
+    return await compact(engine, { view, reason, model, window, target: limit, limit, ...(carried === undefined ? {} : { carried }) });
   } catch (error) {
     if (isAbort(error, view.params.abortSignal)) throw error;
     const failure = CompactionError.isInstance(error)

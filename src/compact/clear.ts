@@ -6,7 +6,9 @@ import type { Model } from '../prompt/types';
 import { estimateMessages } from '../sizing/estimate';
 import { type StoredCheckpoint, readableBy } from '../store/records';
 import type { CompactionReason, CompactionRecord } from '../types';
+import { startCompactionSpan } from '../telemetry/spans';
 import { type StepView, arrange, coveredUpTo, totalSize, withCheckpoint } from '../view';
+import { noUsage } from './cost';
 import { singleFlight } from './flight';
 import { report } from './report';
 
@@ -103,6 +105,8 @@ export async function clearFirst(engine: Engine, request: ClearingRequest): Prom
 }
 
 async function store(engine: Engine, view: StepView, made: StoredCheckpoint): Promise<Made> {
+  // A compaction like any other in a trace (docs/observability.md), with no model call under it.
+  const span = startCompactionSpan({ reason: made.reason, prepared: false, tokensBefore: made.tokensBefore });
   const next = withCheckpoint(view, made);
   const checkpoint: StoredCheckpoint = { ...made, tokensAfter: next.size.estimated };
   if (view.threadDigest !== undefined) {
@@ -118,7 +122,9 @@ async function store(engine: Engine, view: StepView, made: StoredCheckpoint): Pr
     summary: '',
     record: '',
     cleared: { toolResults: checkpoint.clear!.outputs, characters: checkpoint.clear!.characters },
+    usage: noUsage(),
   };
+  span?.end({ kind: 'clear', messagesCovered: record.messagesCovered, tokensAfter: record.tokensAfter, usage: record.usage });
   report(engine, record);
   return { checkpoint, record };
 }

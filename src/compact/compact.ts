@@ -9,9 +9,11 @@ import { liveStart } from '../prompt/conversation';
 import type { Message, Model } from '../prompt/types';
 import { charsPerTokenOf, estimateMessages } from '../sizing/estimate';
 import { type StoredCheckpoint, readableBy } from '../store/records';
-import type { CompactionReason, CompactionRecord } from '../types';
+import { startCompactionSpan } from '../telemetry/spans';
+import type { CompactionReason, CompactionRecord, CompactionUsage } from '../types';
 import { type StepView, coveredUpTo, totalSize, withCheckpoint } from '../view';
 import { clearFirst } from './clear';
+import { type Meter, addUsage, meter } from './cost';
 import { singleFlight } from './flight';
 import { placeHold } from './holds';
 import { report } from './report';
@@ -31,6 +33,11 @@ export interface CompactRequest {
    * at the ceiling sends it), not reported, no hold placed. The view's params carry no abort signal.
    */
   prepare?: boolean;
+  /**
+   * What a checkpoint prepared ahead cost, when this compaction is made from it and it was never
+   * sent itself: reported on this compaction's record, so that no summary request goes unreported.
+   */
+  carried?: CompactionUsage;
 }
 
 /** One compaction to run: the request, and what it covers (`from` to `end` of the conversation). */
@@ -107,8 +114,26 @@ async function heldBack(engine: Engine, threadDigest: string, digest: string): P
   return (thread.prepared ?? []).some((ref) => ref.digest === digest) && !thread.checkpoints.some((ref) => ref.digest === digest);
 }
 
-/** Makes the checkpoint (a summary and record, or the provider's item), stores it and reports it. */
-async function run(engine: Engine, { view, reason, model, window, target, limit, from, end, digest, prepare = false }: Job): Promise<Made> {
+/**
+ * Makes the checkpoint, stores it and reports it, as the span `ai-compaction.compact` when a tracer
+ * provider is registered (docs/observability.md).
+ */
+async function run(engine: Engine, job: Job): Promise<Made> {
+  const span = startCompactionSpan({ reason: job.reason, prepared: job.prepare === true, tokensBefore: totalSize(job.view) });
+  const costs = meter(span);
+  try {
+    const made = await make(engine, job, costs);
+    const { checkpoint } = made;
+    span?.end({ kind: kindOf(checkpoint), messagesCovered: checkpoint.length, tokensAfter: checkpoint.tokensAfter, usage: costs.usage() });
+    return made;
+  } catch (error) {
+    span?.fail(error);
+    throw error;
+  }
+}
+
+/** Makes the checkpoint (a summary and record, or the provider's item) with metered model calls, stores it and reports it. */
+async function make(engine: Engine, { view, reason, model, window, target, limit, from, end, digest, prepare = false, carried }: Job, costs: Meter): Promise<Made> {
   const { settings } = engine;
   const covered = view.conversation.slice(from, end);
   const tokensBefore = totalSize(view);
@@ -117,7 +142,7 @@ async function run(engine: Engine, { view, reason, model, window, target, limit,
   const request = coveredRequest(view, view.conversation.length - end);
   // An overflow is recovered by ordinary compaction: the native trigger would carry the very
   // prompt the provider just rejected.
-  const native = settings.native && reason !== 'overflow' ? await nativeItem(engine, view, model, request.sent) : undefined;
+  const native = settings.native && reason !== 'overflow' ? await nativeItem(engine, view, costs.wrap(model), request.sent) : undefined;
   let summary = '';
   let recordText = '';
   let identifiers: string[] | undefined;
@@ -129,7 +154,7 @@ async function run(engine: Engine, { view, reason, model, window, target, limit,
     recordText = record.text;
     identifiers = collectIdentifiers(covered, view.checkpoint?.identifiers ?? [], identifierBudget(limit), charsPerToken);
     const reply = await summarize({
-      model: engine.summarizer ?? model,
+      model: costs.wrap(engine.summarizer ?? model),
       params: view.params,
       system: view.system,
       previous: view.standIn,
@@ -169,33 +194,40 @@ async function run(engine: Engine, { view, reason, model, window, target, limit,
   next.checkpoint = checkpoint;
   const noProgress = target !== undefined && tokensAfter >= target;
   if (prepare) {
-    // Reported by the step that first sends it, with that step's sizes (sendPrepared).
-    const saved = view.threadDigest !== undefined && (await engine.keeper.savePrepared(view.threadDigest, checkpoint));
+    // Reported by the step that first sends it, with that step's sizes and this cost (sendPrepared),
+    // which travels with it in the store: another instance may be the one to send it.
+    const prepared: StoredCheckpoint = { ...checkpoint, usage: costs.usage() };
+    const saved = view.threadDigest !== undefined && (await engine.keeper.savePrepared(view.threadDigest, prepared));
     if (!saved) engine.warn('ai-compaction: the checkpoint prepared ahead could not be stored; the step at the ceiling will compact');
-    return { checkpoint, prepared: true };
+    return { checkpoint: prepared, prepared: true };
   }
   if (view.threadDigest !== undefined) {
     const saved = await engine.keeper.saveCheckpoint(view.threadDigest, checkpoint);
     if (!saved) engine.warn('ai-compaction: the checkpoint could not be stored; this step uses it, later steps may compact again');
   }
   if (noProgress && reason !== 'overflow') await placeHold(engine, next, tokensAfter, target, 'the compaction made no progress');
-  const record = recordOf(checkpoint, reason, tokensBefore, tokensAfter);
+  const record = recordOf(checkpoint, reason, tokensBefore, tokensAfter, addUsage(costs.usage(), carried));
   report(engine, record);
   return { checkpoint, record };
 }
 
+function kindOf(checkpoint: StoredCheckpoint): 'summary' | 'native' {
+  return checkpoint.native === undefined ? 'summary' : 'native';
+}
+
 /** What `last()` returns and `onCompaction` receives for a summary (or a provider's item) that a step sent. */
-function recordOf(checkpoint: StoredCheckpoint, reason: CompactionReason, tokensBefore: number, tokensAfter: number): CompactionRecord {
+function recordOf(checkpoint: StoredCheckpoint, reason: CompactionReason, tokensBefore: number, tokensAfter: number, usage: CompactionUsage): CompactionRecord {
   const { native } = checkpoint;
   return {
     reason,
-    kind: native === undefined ? 'summary' : 'native',
+    kind: kindOf(checkpoint),
     messagesCovered: checkpoint.length,
     tokensBefore,
     tokensAfter,
     summary: checkpoint.summary,
     record: checkpoint.record,
     ...(native === undefined ? {} : { native: { provider: native.provider, item: native.part } }),
+    usage,
   };
 }
 
@@ -225,7 +257,10 @@ async function promotePrepared(engine: Engine, view: StepView, checkpoint: Store
  * why that step compacted: `last()`, `onCompaction`, its metadata.
  */
 function reportPrepared(engine: Engine, view: StepView, next: StepView, reason: CompactionReason = next.checkpoint!.reason): StepView {
-  const record: CompactionRecord = { ...recordOf(next.checkpoint!, reason, totalSize(view), totalSize(next)), prepared: true };
+  const checkpoint = next.checkpoint!;
+  // What it cost in the background; a checkpoint prepared by an older version kept no count.
+  const usage = checkpoint.usage ?? { requests: 0, durationMs: 0 };
+  const record: CompactionRecord = { ...recordOf(checkpoint, reason, totalSize(view), totalSize(next), usage), prepared: true };
   report(engine, record);
   next.compaction = record;
   return next;

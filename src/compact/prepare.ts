@@ -98,7 +98,8 @@ export async function compactAtCeiling(engine: Engine, view: StepView, model: Mo
   if (prepared === undefined) return compactBeforeStep(engine, view, model, plan);
   const placed = withCheckpoint(view, prepared);
   if (totalSize(placed) < plan.limit!) return sendPrepared(engine, view, prepared);
-  const step = await compactBeforeStep(engine, placed, model, plan);
+  // Made from it, the new checkpoint is what goes out: the prepared one's cost is reported on its record.
+  const step = await compactBeforeStep(engine, placed, model, { ...plan, carried: prepared.usage });
   // The compaction from it failed and the step goes out with the prepared checkpoint: it is sent now.
   return step === placed ? sendPrepared(engine, view, prepared) : step;
 }

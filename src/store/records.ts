@@ -64,6 +64,15 @@ export const checkpointSchema = z
       })
       .strict()
       .optional(),
+    /**
+     * For a checkpoint prepared ahead: what its requests in the background cost, reported by the
+     * step that first sends it, on whichever instance (docs/observability.md). Optional: records
+     * written before it existed read as having none.
+     */
+    usage: z
+      .object({ requests: count, inputTokens: count.optional(), cachedInputTokens: count.optional(), outputTokens: count.optional(), durationMs: count })
+      .strict()
+      .optional(),
   })
   .strict()
   .refine((checkpoint) => checkpoint.clear === undefined || (checkpoint.clear.from < checkpoint.length && checkpoint.clear.at >= checkpoint.length), {

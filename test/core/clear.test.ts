@@ -264,10 +264,20 @@ describe('clearing old tool results (SPEC 13)', () => {
         summary: '',
         record: '',
         cleared: { toolResults: 21, characters: 21 * 16_000 },
+        // No model call: nothing to pay for, no time spent.
+        usage: { requests: 0, durationMs: 0 },
       });
       expect(record.tokensAfter).toBeLessThanOrEqual(42_000);
-      expect(compactionOf(response.providerMetadata)).toEqual({ reason: 'auto', kind: 'clear', messagesCovered: 43, tokensBefore, tokensAfter: record.tokensAfter, summary: '' });
-      expect(log.info).toEqual([`ai-compaction: cleared 21 old tool results in 43 messages (auto): ${tokensBefore} -> ${record.tokensAfter} estimated tokens`]);
+      expect(compactionOf(response.providerMetadata)).toEqual({
+        reason: 'auto',
+        kind: 'clear',
+        messagesCovered: 43,
+        tokensBefore,
+        tokensAfter: record.tokensAfter,
+        summary: '',
+        usage: { requests: 0, durationMs: 0 },
+      });
+      expect(log.info).toEqual([`ai-compaction: cleared 21 old tool results in 43 messages (auto): ${tokensBefore} -> ${record.tokensAfter} estimated tokens; no model request`]);
     });
 
     it('should send the same cleared messages byte for byte on the steps after, without compacting again', async () => {

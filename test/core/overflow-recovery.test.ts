@@ -352,7 +352,16 @@ describe('providerMetadata.compaction', () => {
     const wrapped = wrap(model, middleware);
     middleware.compactNext();
     const compacted = (await wrapped.doGenerate({ prompt: long() })) as { providerMetadata?: Record<string, unknown> };
-    expect(compacted.providerMetadata?.compaction).toEqual({ reason: 'manual', kind: 'summary', messagesCovered: 2, tokensBefore: 12_001, tokensAfter: middleware.last()!.tokensAfter, summary: SUMMARY });
+    expect(compacted.providerMetadata?.compaction).toEqual({
+      reason: 'manual',
+      kind: 'summary',
+      messagesCovered: 2,
+      tokensBefore: 12_001,
+      tokensAfter: middleware.last()!.tokensAfter,
+      summary: SUMMARY,
+      // The summary request's usage as the provider reported it (10 in, 10 out).
+      usage: { requests: 1, inputTokens: 10, outputTokens: 10, durationMs: middleware.last()!.usage.durationMs },
+    });
     expect(compactionOf(compacted.providerMetadata)).toEqual(compacted.providerMetadata?.compaction);
     const plain = (await wrapped.doGenerate({ prompt: [...long(), assistant('ok'), user('more')] })) as { providerMetadata?: Record<string, unknown> };
     expect(plain.providerMetadata?.compaction).toBeUndefined();

@@ -151,7 +151,11 @@ describe('prepare (SPEC 14)', () => {
         tokensBefore: record.tokensBefore,
         tokensAfter: record.tokensAfter,
         summary: SUMMARY,
+        usage: record.usage,
       });
+      // The request made in the background, counted on this step that sends it: the scripted provider
+      // reports the summary request's estimate as its input tokens, and 200 output tokens.
+      expect(record.usage).toMatchObject({ requests: 1, inputTokens: estimatePrompt(scripted.summaryCalls()[0]!.prompt), outputTokens: 200 });
 
       // From then on it is found like any checkpoint, and reported no more.
       const next = [...conversation, assistant('done'), user('thanks')];
