@@ -14,8 +14,11 @@ import type {
   LanguageModelV3GenerateResult,
   LanguageModelV3Prompt,
 } from '@ai-sdk/provider';
+import { trace } from '@opentelemetry/api';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { compaction } from '../src';
 import { PrefixDigests } from '../src/prompt/hash';
+import { startCompactionSpan } from '../src/telemetry/spans';
 import { TOOLS, asMessages, estimatedTokens, extendConversation, generateConversation } from './conversation';
 
 const SIZES = [
@@ -67,6 +70,67 @@ export async function run(): Promise<void> {
       'step gets a fresh structuredClone of the prompt, made outside the timing. JSON.stringify writes a\n' +
       'Uint8Array as {"0":137,...}, about 11 characters a byte: with bytes, it is a generous yardstick.',
   );
+  console.log('');
+  await measureTelemetry();
+}
+
+/**
+ * What tracing costs where it runs at all: a step that compacts (an instant summarizer), with no
+ * tracer provider registered and with a recording one (the SDK's, to memory), measured interleaved.
+ * "spans alone": the compaction's span and its request's child span made and ended, nothing else.
+ * A step that does not compact never reaches the telemetry code (the tables above).
+ */
+async function measureTelemetry(): Promise<void> {
+  const iterations = 200;
+  const warmup = 40;
+  const exporter = new InMemorySpanExporter();
+  const recording = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const prompt = generateConversation({ targetTokens: 10_000, seed: SEED });
+  const { model, summaryRequests } = mockModel();
+  const middleware = compaction({ contextWindow: CONTEXT_WINDOW });
+  const reply = { content: [], finishReason: { unified: 'stop', raw: 'stop' }, usage: { inputTokens: { total: 1 }, outputTokens: { total: 1 } } };
+  const spansAlone = async () => {
+    const start = performance.now();
+    const span = startCompactionSpan({ reason: 'auto', prepared: false, tokensBefore: 10_000 });
+    await span?.call(model as never, { prompt: [] }, async () => reply);
+    span?.end({ kind: 'summary', messagesCovered: 10, tokensAfter: 2_000, usage: { requests: 1, durationMs: 0 } });
+    return performance.now() - start;
+  };
+  let recorded = 0;
+  const times = { none: { step: [] as number[], spans: [] as number[] }, recording: { step: [] as number[], spans: [] as number[] } };
+  for (let index = -warmup; index < iterations; index++) {
+    for (const variant of index % 2 === 0 ? (['none', 'recording'] as const) : (['recording', 'none'] as const)) {
+      if (variant === 'recording') trace.setGlobalTracerProvider(recording);
+      const params = { prompt: structuredClone(prompt), tools: TOOLS };
+      middleware.compactNext();
+      const step = await timeStep(middleware, model, params);
+      const spans = await spansAlone();
+      trace.disable();
+      if (index >= 0) {
+        times[variant].step.push(step);
+        times[variant].spans.push(spans);
+      }
+    }
+    recorded += exporter.getFinishedSpans().length;
+    exporter.reset();
+  }
+  // Every timed step compacted: one summary request each.
+  if (summaryRequests() !== 2 * (warmup + iterations)) fail('telemetry', `${summaryRequests()} summary requests for ${2 * (warmup + iterations)} steps`);
+  // And only the recording variant made spans: a compaction's and its request's, twice (the step, and alone).
+  if (recorded !== 4 * (warmup + iterations)) fail('telemetry', `${recorded} spans recorded for ${warmup + iterations} recording steps`);
+  const none = { step: median(times.none.step), spans: median(times.none.spans) };
+  const on = { step: median(times.recording.step), spans: median(times.recording.spans) };
+  // The instrument: spans that are recorded must cost more than none made.
+  if (!(on.spans > none.spans)) fail('telemetry', `recording spans (${on.spans} ms) measured no dearer than none (${none.spans} ms)`);
+  console.log('telemetry on a step that compacts (10k tokens, instant summarizer)');
+  printTable(
+    ['tracer provider', 'transformParams', 'ratio', 'spans alone', 'share of the step'],
+    [
+      ['none', `${ms(none.step)} ms`, '1.00x', `${(none.spans * 1000).toFixed(2)} µs`, `${((none.spans / none.step) * 100).toFixed(3)} %`],
+      ['recording', `${ms(on.step)} ms`, `${(on.step / none.step).toFixed(2)}x`, `${(on.spans * 1000).toFixed(2)} µs`, `${((on.spans / on.step) * 100).toFixed(3)} %`],
+    ],
+  );
+  console.log('Medians per step, the two variants interleaved; "spans alone" includes the cost of timing it. Without a tracer\nprovider the telemetry is one read of a global, and no span object is made.');
 }
 
 async function measure(
