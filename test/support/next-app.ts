@@ -17,7 +17,7 @@ export const NEXT_APP_DIR = join(REPO_DIR, 'examples/next-chat');
 const NEXT_BIN = join(NEXT_APP_DIR, 'node_modules/next/dist/bin/next');
 const DIGEST_FILE = join(NEXT_APP_DIR, '.next/ai-compaction-sources.sha256');
 /** What the build depends on, besides node_modules (covered by the lockfile). */
-const APP_SOURCES = ['app', 'lib', 'next.config.ts', 'tsconfig.json', 'package.json', 'package-lock.json'];
+const APP_SOURCES = ['app', 'lib', 'instrumentation.ts', 'next.config.ts', 'tsconfig.json', 'package.json', 'package-lock.json'];
 
 function files(path: string): string[] {
   if (!existsSync(path)) return [];
