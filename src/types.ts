@@ -93,7 +93,7 @@ export interface CompactionOptions {
   store?: CompactionStore;
   /** A value from `state()` of another instance, to continue from. */
   state?: CompactionState;
-  /** Called after each compaction with the record `last()` returns. */
+  /** Called after each compaction with the record `last()` returns: once per compaction, so sum its `usage` here for what compaction costs. */
   onCompaction?: (record: CompactionRecord) => void;
   /**
    * Let the provider compact where it can (OpenAI Responses with `@ai-sdk/openai` v4, Anthropic

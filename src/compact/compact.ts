@@ -13,7 +13,7 @@ import { startCompactionSpan } from '../telemetry/spans';
 import type { CompactionReason, CompactionRecord, CompactionUsage } from '../types';
 import { type StepView, coveredUpTo, totalSize, withCheckpoint } from '../view';
 import { clearFirst } from './clear';
-import { type Meter, addUsage, meter } from './cost';
+import { type Meter, addUsage, meter, noUsage } from './cost';
 import { singleFlight } from './flight';
 import { placeHold } from './holds';
 import { report } from './report';
@@ -211,6 +211,7 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
   return { checkpoint, record };
 }
 
+/** What a checkpoint made by a summary request or by the provider is. */
 function kindOf(checkpoint: StoredCheckpoint): 'summary' | 'native' {
   return checkpoint.native === undefined ? 'summary' : 'native';
 }
@@ -259,7 +260,7 @@ async function promotePrepared(engine: Engine, view: StepView, checkpoint: Store
 function reportPrepared(engine: Engine, view: StepView, next: StepView, reason: CompactionReason = next.checkpoint!.reason): StepView {
   const checkpoint = next.checkpoint!;
   // What it cost in the background; a checkpoint prepared by an older version kept no count.
-  const usage = checkpoint.usage ?? { requests: 0, durationMs: 0 };
+  const usage = checkpoint.usage ?? noUsage();
   const record: CompactionRecord = { ...recordOf(checkpoint, reason, totalSize(view), totalSize(next), usage), prepared: true };
   report(engine, record);
   next.compaction = record;
