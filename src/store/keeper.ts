@@ -472,25 +472,24 @@ export class Keeper {
     }
     const seconds = ((Date.now() - this.downSince!) / 1000).toFixed(1);
     this.downSince = undefined;
-    const threads = [...this.backlog].filter((key) => key.startsWith('thread:')).length;
+    const threads = await this.writeBack();
     this.info(
-      `ai-compaction: the store answers again after ${seconds} s; ${threads === 0 ? 'nothing was written meanwhile' : `what ${threads === 1 ? 'one conversation' : `${threads} conversations`} stored meanwhile is written to it`}`,
+      `ai-compaction: the store answers again after ${seconds} s; ${threads === 0 ? 'nothing was stored meanwhile' : `what ${threads === 1 ? 'one conversation' : `${threads} conversations`} stored meanwhile was written to it`}`,
     );
-    await this.writeBack();
   }
 
   /**
    * After an outage: the threads written in memory meanwhile are merged into the store's (their
    * entries are the newer), each after the checkpoints it still lists. A checkpoint no thread
    * lists any more, and counts of models' characters a token (written again by the next count),
-   * are not written back.
+   * are not written back. Returns how many threads were.
    */
-  private async writeBack(): Promise<void> {
+  private async writeBack(): Promise<number> {
     const memory = this.memory;
     const keys = [...this.backlog];
     this.backlog.clear();
     this.memory = undefined;
-    if (memory === undefined) return;
+    if (memory === undefined) return 0;
     const threads: [string, Thread][] = [];
     for (const key of keys) {
       if (!key.startsWith('thread:')) continue;
@@ -514,6 +513,7 @@ export class Keeper {
         }
       }),
     );
+    return threads.length;
   }
 
   /** The value under `key`: from the store (opened, when sealed), or from memory while the store is down. */
