@@ -338,7 +338,9 @@ export class Keeper {
     try {
       await this.timed(budget, () => previous, false);
     } catch {
-      // Down: this write goes to memory.
+      // Down now: every pending call was given up, so the previous write goes on in memory at
+      // once; this one follows it there, in order.
+      await previous.catch(() => undefined);
     }
   }
 
