@@ -9,8 +9,8 @@ import { z } from 'zod';
  *   message, and the scope), which checkpoints, provider counts and holds exist for conversations
  *   that open that way, so a step finds them with two reads. The steps before that reply keep
  *   theirs under the first message; the first step with a reply carries its checkpoint and holds
- *   over.
- * Keys hold digests only, never message text.
+ *   over. It also holds the leases of compactions under way (docs/stores.md).
+ * Keys hold digests only, never message text; with the `secret` option every value is sealed.
  */
 export const FORMAT_VERSION = 1;
 
