@@ -143,7 +143,10 @@ async function turns(middlewares: LanguageModelMiddleware[], conversations: Mess
   );
 }
 
-async function downRun(build: Build, name: ClientName): Promise<FaultResult> {
+/** Turns of each conversation with Redis down: fewer for the previous build, each of whose steps takes 10 to 30 s. */
+const DOWN_TURNS = { previous: 3, current: 20 };
+
+async function downRun(build: Build, name: ClientName, downTurns: number): Promise<FaultResult> {
   const server = await startRedisServer();
   const clients = [await connect(name, server), await connect(name, server)];
   try {
@@ -154,7 +157,7 @@ async function downRun(build: Build, name: ClientName): Promise<FaultResult> {
     await server.stop();
     while (!clients.every((each) => each.lost())) await sleep(10);
     const fault: number[] = [];
-    await turns(middlewares, conversations, 3, fault);
+    await turns(middlewares, conversations, downTurns, fault);
     return { build: build.name, client: name, up, fault };
   } finally {
     for (const each of clients) each.close();
@@ -214,20 +217,27 @@ interface ConcurrentResult {
   two: number;
 }
 
-const CONCURRENT = { conversations: 20, turns: 10, window: 10_000, tokensPerTurn: 2_400, summaryMs: 400, stepMs: 20 };
+const CONCURRENT = { conversations: 20, turns: 10, window: 10_000, tokensPerTurn: 1_800, summaryMs: 1_500, stepMs: 20 };
 
-/** 20 conversations x 10 turns at once through `count` instances (turn by turn, each turn through the next instance): summary requests. */
+/** The same pseudo-random sequence every run (a load balancer's choices, the same for every build). */
+function sequence(seed: number): () => number {
+  let state = seed;
+  return () => (state = (state * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648;
+}
+
+/** 20 conversations x 10 turns at once through `count` instances (each turn through one picked at random, as a load balancer would): summary requests. */
 async function concurrent(build: Build, clients: Client[], count: number, options: Record<string, unknown> = {}) {
   const prefix = `concurrent-${count}-${Date.now()}-${Math.random().toString(36).slice(2)}:`;
   const middlewares = (await instances(build, clients.slice(0, count), prefix, { contextWindow: CONCURRENT.window, ...options })).slice(0, count);
   const bench = benchModel(CONCURRENT.stepMs, CONCURRENT.summaryMs);
   const wrapped = middlewares.map((middleware) => wrapLanguageModel({ model: bench.model as never, middleware }));
   const conversations: Message[][] = Array.from({ length: CONCURRENT.conversations }, () => []);
+  const pick = sequence(7);
   await Promise.all(
     conversations.map(async (conversation, id) => {
       for (let turn = 0; turn < CONCURRENT.turns; turn++) {
         conversation.push({ role: 'user', content: [{ type: 'text', text: words(id, turn, CONCURRENT.tokensPerTurn / 2) }] });
-        await wrapped[turn % wrapped.length]!.doGenerate({ prompt: structuredClone(conversation) } as never);
+        await wrapped[Math.floor(pick() * wrapped.length)]!.doGenerate({ prompt: structuredClone(conversation) } as never);
         conversation.push({ role: 'assistant', content: [{ type: 'text', text: words(id, turn, CONCURRENT.tokensPerTurn / 2) }] });
       }
     }),
@@ -268,14 +278,19 @@ async function sealRun(variant: string, secret: string | undefined): Promise<Sea
     const keys = await raw.keys(`${run.prefix}*`);
     const values = await Promise.all(keys.map((key) => raw.get(key)));
     const withText = values.filter((value) => value !== null && WORDS.some((word) => value.includes(word))).length;
-    // Two conversations' checkpoints, as an instance holds them (state() lists its recent ones).
-    const state = (run.middlewares[0] as unknown as { state(): { checkpoints: Record<string, { record: string; length: number; digest: string }> } }).state();
-    const byConversation = (id: number) => Object.values(state.checkpoints).find((checkpoint) => checkpoint.record.includes(`conversation ${id} turn`));
-    const ids = Array.from({ length: CONCURRENT.conversations }, (_, id) => id).filter((id) => byConversation(id) !== undefined);
-    if (ids.length < 2) throw new Error('the concurrent run left fewer than two conversations with a checkpoint to swap');
-    const [source, victim] = [ids[0]!, ids[1]!];
-    const from = byConversation(source)!;
-    const to = byConversation(victim)!;
+    type Held = { record: string; length: number; digest: string };
+    const next = (id: number) => [...run.conversations[id]!, { role: 'user' as const, content: [{ type: 'text' as const, text: 'one more question' }] }];
+    /** The checkpoint the next step of a conversation sends (a fresh instance's state() holds what it read). */
+    const used = async (id: number): Promise<Held | undefined> => {
+      const fresh = compaction({ contextWindow: CONCURRENT.window, store: redisStore({ client: raw, prefix: run.prefix }), ...options });
+      await wrapLanguageModel({ model: benchModel().model as never, middleware: fresh }).doGenerate({ prompt: next(id) } as never);
+      const held = Object.values(fresh.state().checkpoints as Record<string, Held>).filter((checkpoint) => checkpoint.record.includes(`conversation ${id} turn`));
+      return held.sort((a, b) => b.length - a.length)[0];
+    };
+    const [source, victim] = [0, 1];
+    const from = await used(source);
+    const to = await used(victim);
+    if (from === undefined || to === undefined) throw new Error('the concurrent run left conversations 0 and 1 without a checkpoint to swap');
     const victimKey = `${run.prefix}cp:${to.digest}`;
     const original = (await raw.get(victimKey))!;
     const forgedJson = JSON.stringify({ ...from, digest: to.digest, length: to.length });
@@ -289,8 +304,7 @@ async function sealRun(variant: string, secret: string | undefined): Promise<Sea
       await raw.set(victimKey, value);
       const bench = benchModel();
       const fresh = compaction({ contextWindow: CONCURRENT.window, store: redisStore({ client: raw, prefix: run.prefix }), ...options });
-      const conversation = [...run.conversations[victim]!, { role: 'user' as const, content: [{ type: 'text' as const, text: 'one more question' }] }];
-      await wrapLanguageModel({ model: bench.model as never, middleware: fresh }).doGenerate({ prompt: conversation } as never);
+      await wrapLanguageModel({ model: bench.model as never, middleware: fresh }).doGenerate({ prompt: next(victim) } as never);
       sent[attack] = bench.prompts.some((prompt) => prompt.includes(`conversation ${source} turn`));
       await raw.set(victimKey, original);
     }
@@ -307,8 +321,12 @@ export async function run(): Promise<void> {
   const builds = [previous, current];
 
   const down: FaultResult[] = [];
-  for (const build of builds) for (const name of CLIENTS) down.push(await downRun(build, name));
-  printFaults('Redis down (killed): 3 conversations through two instances sharing one Redis, 2 turns each with Redis up, then 3 with it down; time a step is held (the model answers at once)', down, 'down');
+  for (const build of builds) for (const name of CLIENTS) down.push(await downRun(build, name, build === previous ? DOWN_TURNS.previous : DOWN_TURNS.current));
+  printFaults(
+    `Redis down (killed): 3 conversations through two instances sharing one Redis, 2 turns each with Redis up, then ${DOWN_TURNS.current} with it down (${DOWN_TURNS.previous} for the previous build); time a step is held (the model answers at once)`,
+    down,
+    'down',
+  );
 
   const hung: FaultResult[] = [];
   for (const build of builds) for (const name of CLIENTS) hung.push(await hungRun(build, name));
@@ -317,7 +335,7 @@ export async function run(): Promise<void> {
   const concurrentResults: ConcurrentResult[] = [];
   for (const build of builds) for (const name of CLIENTS) concurrentResults.push(await concurrentRun(build, name));
   console.log(
-    `\nConcurrent: ${CONCURRENT.conversations} conversations x ${CONCURRENT.turns} turns at once (window ${CONCURRENT.window.toLocaleString('en-US')}, ${CONCURRENT.tokensPerTurn} tokens a turn, summaries take ${CONCURRENT.summaryMs} ms): summary requests through two instances (each turn through the other) against one`,
+    `\nConcurrent: ${CONCURRENT.conversations} conversations x ${CONCURRENT.turns} turns at once (window ${CONCURRENT.window.toLocaleString('en-US')}, ${CONCURRENT.tokensPerTurn} tokens a turn, summaries take ${CONCURRENT.summaryMs} ms): summary requests through two instances (each turn through one picked at random) against one`,
   );
   printTable(
     ['build', 'client', 'one instance', 'two instances', 'more', 'target (within 5 %)'],
