@@ -292,7 +292,13 @@ async function sealRun(variant: string, secret: string | undefined): Promise<Sea
     const to = await used(victim);
     if (from === undefined || to === undefined) throw new Error('the concurrent run left conversations 0 and 1 without a checkpoint to swap');
     const victimKey = `${run.prefix}cp:${to.digest}`;
-    const original = (await raw.get(victimKey))!;
+    // Each attempt starts from what is stored now: a step that found no checkpoint may compact and store one.
+    const snapshot = new Map<string, string>();
+    for (const key of await raw.keys(`${run.prefix}*`)) snapshot.set(key, (await raw.get(key))!);
+    const restore = async () => {
+      for (const key of await raw.keys(`${run.prefix}*`)) if (!snapshot.has(key)) await raw.del(key);
+      for (const [key, value] of snapshot) await raw.set(key, value);
+    };
     const forgedJson = JSON.stringify({ ...from, digest: to.digest, length: to.length });
     const attempts: Record<keyof SealResult['sent'], string> = {
       moved: (await raw.get(`${run.prefix}cp:${from.digest}`))!,
@@ -306,7 +312,7 @@ async function sealRun(variant: string, secret: string | undefined): Promise<Sea
       const fresh = compaction({ contextWindow: CONCURRENT.window, store: redisStore({ client: raw, prefix: run.prefix }), ...options });
       await wrapLanguageModel({ model: bench.model as never, middleware: fresh }).doGenerate({ prompt: next(victim) } as never);
       sent[attack] = bench.prompts.some((prompt) => prompt.includes(`conversation ${source} turn`));
-      await raw.set(victimKey, original);
+      await restore();
     }
     return { variant, values: values.length, withText, sent };
   } finally {
