@@ -119,7 +119,7 @@ try {
       '',
       server === undefined
         ? '  Ctrl+C stops it.'
-        : `  The model is a scripted chat assistant (${contextWindow.toLocaleString('en-US')}-token window): tell it a fact, paste long text, then ask about the fact. Ctrl+C stops both.`,
+        : `  The model is a scripted chat assistant with a context window of ${contextWindow.toLocaleString('en-US')} tokens:\n  tell it a fact, paste long text, then ask about the fact. Ctrl+C stops both.`,
       '',
     ].join('\n'),
   );

@@ -73,7 +73,7 @@ export function requestLine(request: RecordedRequest): string {
 export async function runProviderServer(argv: string[], log: (line: string) => void = console.log): Promise<ProviderServer> {
   const { agentName, ...options } = providerServerOptions(argv);
   const server = await startProviderServer({ ...options, onRequest: (request) => log(requestLine(request)) });
-  log(`Local provider server: ${AGENTS[agentName].name}, a ${number.format(options.contextWindow)}-token context window${options.speed ? `, ${options.speed.outputTokensPerSecond} output tokens a second` : ''}.`);
+  log(`Local provider server: ${AGENTS[agentName].name}, a context window of ${number.format(options.contextWindow)} tokens${options.speed ? `, ${options.speed.outputTokensPerSecond} output tokens a second` : ''}.`);
   log(`  OpenAI:    OPENAI_BASE_URL=${server.openaiBaseURL}  (any OPENAI_API_KEY)`);
   log(`  Anthropic: ANTHROPIC_BASE_URL=${server.anthropicBaseURL}  (any ANTHROPIC_API_KEY)`);
   return server;
