@@ -97,7 +97,7 @@ try {
 
   // 4. the app
   if (!values.dev) {
-    console.log('Building the app (next build: about a minute the first time, reused while nothing changed)…');
+    console.log('Building the app (next build: a minute or more the first time, reused while nothing changed)…');
     const build = await buildNextApp();
     console.log(build.built ? `Built in ${Math.round(build.ms / 1000)} s.` : 'Reusing the last build.');
   }

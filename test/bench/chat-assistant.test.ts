@@ -153,6 +153,7 @@ describe('the chat assistant replies', () => {
   it('explains itself on a greeting, and says when nothing answers a question', () => {
     expect(reply(user('Hello'))).toMatch(/^I'm the local scripted assistant of this example \(no real model, no API key\)\./);
     expect(reply(user('Thanks!'))).toBe("You're welcome. Ask me about anything you told me earlier.");
+    expect(reply(user("That's all for now, thanks."))).toBe("You're welcome. Ask me about anything you told me earlier.");
     expect(reply(user('Why is the sky blue?'))).toBe("I can only answer from what you've told me in this conversation, and nothing in it answers “Why is the sky blue?”. Tell me the facts and ask again.");
   });
 

@@ -207,7 +207,7 @@ export function chatReply(said: string, facts: ChatFacts): string {
     const quoted = unanswered[0]!.length > 80 ? `${unanswered[0]!.slice(0, 79)}…` : unanswered[0]!;
     return `I can only answer from what you've told me in this conversation, and nothing in it answers “${quoted}”. Tell me the facts and ask again.`;
   }
-  if (/^(?:thanks|thank you)\b/i.test(text)) return "You're welcome. Ask me about anything you told me earlier.";
+  if (text.length < 80 && /\b(?:thanks|thank you)\b/i.test(text)) return "You're welcome. Ask me about anything you told me earlier.";
   return HELP;
 }
 
