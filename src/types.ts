@@ -156,6 +156,8 @@ export interface CompactionMetadata {
   summary: string;
   /** What its model calls cost, as in the record (absent when an older version of this package wrote it). */
   usage?: CompactionUsage;
+  /** `true` when the checkpoint was prepared in the background ahead of this step, the first to send it (`prepare`). */
+  prepared?: true;
 }
 
 /** Per-call options, under `providerOptions.compaction`. Removed before the provider sees the call. */
