@@ -3,9 +3,10 @@
  *
  * - a tarball, when `BENCH_BASELINE_TARBALL` is set (an `npm pack` of the package): unpacked under
  *   the system's temp folder, its `package/dist/index.js` is the build;
- * - otherwise a git ref of this repository, `BENCH_BASELINE_REF` (default `7dc9f7e`, main before
- *   the continuity work): its `src/` is extracted with `git archive` under the system's temp
- *   folder, and `src/index.ts` is the entry.
+ * - otherwise a git ref of this repository, `BENCH_BASELINE_REF` (default `main`: on a branch, the
+ *   build the branch is judged against; on main itself, this very build, a control that must
+ *   score as this checkout does): its `src/` is extracted with `git archive` under the system's
+ *   temp folder, and `src/index.ts` is the entry.
  *
  * Either entry is bundled with esbuild into one ESM file under `.bench-out/baseline/` (ignored by
  * git) with `ai`, `zod`, `lru-cache` and `@noble/hashes` left external, so they resolve from this
@@ -21,14 +22,14 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import type { CompactionFactory } from './strategies';
 
-export const DEFAULT_BASELINE_REF = '7dc9f7e';
+export const DEFAULT_BASELINE_REF = 'main';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const OUT = join(REPO, '.bench-out', 'baseline');
 const EXTERNAL = ['ai', 'zod', 'zod/*', 'lru-cache', '@noble/hashes', '@noble/hashes/*'];
 
 export interface Baseline {
-  /** `ai-compaction @ 7dc9f7e`, or `ai-compaction @ ai-compaction-0.1.0.tgz`. */
+  /** `ai-compaction @ main (2564617)` (the commit the ref names, when this clone has it), or `ai-compaction @ ai-compaction-0.1.0.tgz`. */
   label: string;
   load: () => Promise<CompactionFactory>;
 }
@@ -38,7 +39,17 @@ export function baselineFromEnv(env: NodeJS.ProcessEnv = process.env): Baseline 
   const tarball = env.BENCH_BASELINE_TARBALL;
   if (tarball) return { label: `ai-compaction @ ${basename(tarball)}`, load: once(() => fromTarball(resolve(tarball))) };
   const ref = env.BENCH_BASELINE_REF || DEFAULT_BASELINE_REF;
-  return { label: `ai-compaction @ ${ref}`, load: once(() => fromGitRef(ref)) };
+  const commit = shortCommit(ref);
+  return { label: `ai-compaction @ ${ref}${commit === undefined || commit.startsWith(ref) ? '' : ` (${commit})`}`, load: once(() => fromGitRef(ref)) };
+}
+
+/** The short hash of the commit `ref` names in this repository, or undefined when it names none. */
+function shortCommit(ref: string): string | undefined {
+  try {
+    return execFileSync('git', ['-C', REPO, 'rev-parse', '--short', '--verify', '--quiet', `${ref}^{commit}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function once<T>(make: () => Promise<T>): () => Promise<T> {

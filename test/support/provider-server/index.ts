@@ -40,8 +40,8 @@ export type { ApiName, Message, Part } from './conversation';
 export type { Speed } from './http';
 export { createProjectTools, getProject, projectToolDescriptions, type ProjectTools } from './project';
 export { countText } from './tokens';
-export { decide, FIXER_TASK, fixerAgent, fixerReply, honestSummary, isSummaryRequestFor, lossySummary, promptText, readFacts, SUMMARY_LIMITS, type FixerAction, type FixerFacts, type FixerOptions, type SummaryMode } from './fixer';
-export { createFixerTools, fixerToolDescriptions, getFixerProject, type FixerFailure, type FixerProject, type FixerProjectOptions, type FixerTools } from './fixer-project';
+export { amnesiacSummary, decide, FIXER_TASK, fixerAgent, fixerReply, fixLocation, honestSummary, isSummaryRequestFor, lossySummary, promptText, readFacts, SUMMARY_LIMITS, type FixerAction, type FixerFacts, type FixerOptions, type SummaryMode } from './fixer';
+export { CHANGELOG_FILE, createFixerTools, fewestRepeats, fewestSteps, fixerToolDescriptions, fixerTurns, getFixerProject, LEGACY_DIR, MAX_TEST_FILES, RULE_TEXT, SETTINGS_FILE, type FixerFailure, type FixerProject, type FixerProjectOptions, type FixerRule, type FixerTools, type FixerTurn } from './fixer-project';
 
 export interface ProviderServerOptions {
   /** Tokens. A request whose counted prompt exceeds it gets the provider's overflow error. */
