@@ -32,6 +32,10 @@ export interface Baseline {
   /** `ai-compaction @ main (2564617)` (the commit the ref names, when this clone has it), or `ai-compaction @ ai-compaction-0.1.0.tgz`. */
   label: string;
   load: () => Promise<CompactionFactory>;
+  /** For a git ref: the commit it named when the baseline was made (a branch that moves during a run does not move the baseline). */
+  commit?: string;
+  /** For a git ref: its `src/` is this checkout's, unchanged (on main, `main` is this very build). */
+  sameAsCheckout?: boolean;
 }
 
 /** The baseline the environment asks for (see above). Loading happens once, on the first `load()`. */
@@ -39,14 +43,24 @@ export function baselineFromEnv(env: NodeJS.ProcessEnv = process.env): Baseline 
   const tarball = env.BENCH_BASELINE_TARBALL;
   if (tarball) return { label: `ai-compaction @ ${basename(tarball)}`, load: once(() => fromTarball(resolve(tarball))) };
   const ref = env.BENCH_BASELINE_REF || DEFAULT_BASELINE_REF;
-  const commit = shortCommit(ref);
-  return { label: `ai-compaction @ ${ref}${commit === undefined || commit.startsWith(ref) ? '' : ` (${commit})`}`, load: once(() => fromGitRef(ref)) };
+  const commit = git('rev-parse', '--verify', '--quiet', `${ref}^{commit}`);
+  if (commit === undefined) return baselineAt(ref, `ai-compaction @ ${ref}`);
+  const short = git('rev-parse', '--short', commit)!;
+  return baselineAt(commit, `ai-compaction @ ${ref}${short.startsWith(ref) ? '' : ` (${short})`}`);
 }
 
-/** The short hash of the commit `ref` names in this repository, or undefined when it names none. */
-function shortCommit(ref: string): string | undefined {
+/** The baseline built from `ref` of this repository, named `label` (a child process of the benchmark gets the commit its parent resolved). */
+export function baselineAt(ref: string, label: string): Baseline {
+  const commit = git('rev-parse', '--verify', '--quiet', `${ref}^{commit}`);
+  const tree = commit === undefined ? undefined : git('rev-parse', `${commit}:src`);
+  const sameAsCheckout = tree !== undefined && tree === git('rev-parse', 'HEAD:src') && git('status', '--porcelain', '--', 'src') === '';
+  return { label, load: once(() => fromGitRef(commit ?? ref)), ...(commit === undefined ? {} : { commit }), sameAsCheckout };
+}
+
+/** A git command's output in this repository, or undefined when it fails. */
+function git(...args: string[]): string | undefined {
   try {
-    return execFileSync('git', ['-C', REPO, 'rev-parse', '--short', '--verify', '--quiet', `${ref}^{commit}`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() || undefined;
+    return execFileSync('git', ['-C', REPO, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
   } catch {
     return undefined;
   }

@@ -39,7 +39,7 @@ import {
   type Speed,
   type SummaryMode,
 } from '../test/support/provider-server';
-import { baselineFromEnv, type Baseline } from './baseline';
+import { baselineAt, baselineFromEnv, type Baseline } from './baseline';
 import { inChildren } from './pool';
 import { type Cost, type Usage, addUsage, COST_COLUMNS, COST_NOTE, costCells, costOf, usageOf } from './cost';
 import { type Strategy, clearingAlone, compacting, noMiddleware, pacedMs, printTable, slidingWindow, summarizingAtCeiling, timed, tokens } from './strategies';
@@ -384,7 +384,7 @@ const block = (late: boolean) => (late ? 'past the cut (late)' : 'within the fir
 export function printRuns(title: string, runs: ContinuityRun[]): void {
   console.log(`\n${title}`);
   printTable(
-    ['strategy', 'summaries', 'finished', 'steps', 'over shortest', 'repeated calls', 'rejected edits', 'violations', 'fixed', 'compactions', 'summary req', 'overflows', ...COST_COLUMNS],
+    ['strategy', 'summaries', 'finished', 'steps', 'over shortest', 'repeated calls', 'rejected edits', 'violations', 'fixed', 'compactions', 'summary req', 'overflows', 'max prompt', ...COST_COLUMNS],
     runs.map((run) => [
       run.strategy,
       modeOf(run),
@@ -398,6 +398,7 @@ export function printRuns(title: string, runs: ContinuityRun[]): void {
       count(run.compactions),
       String(run.summaryRequests),
       String(run.overflows),
+      tokens(run.maxPrompt),
       ...costCells(run.usage),
     ]),
   );
@@ -486,16 +487,29 @@ function legend(failing: number, project: { fewest: number; fewestRepeats: numbe
       `The shortest run: ${project.fewest} steps (an npm test, four calls a test, one read of config/settings.json, a last npm test, the answer), ${project.fewestRepeats} of its calls repeated (each test's run after its fix, the last npm test). The step cap is twice the shortest run.`,
       '"over shortest": steps beyond the shortest run (finished runs only); "repeated calls": calls of a tool with the same input as an earlier call, whatever the result;',
       '"rejected edits": edits with a token that is not the line\'s (read before an edit, or from another line) or a wrong setting value; "violations": edits refused for breaking a rule the user gave (the refusal quotes the rule, so the agent knows it again);',
-      '"compactions": compactions of the middleware, trims of the sliding window, summaries of summarize-all-but; "overflows": requests the provider rejected as over the window (the run ends at the first error).',
+      '"compactions": compactions of the middleware, trims of the sliding window, summaries of summarize-all-but; "overflows": requests the provider rejected as over the window (the run ends at the first error);',
+      '"max prompt": the largest prompt of a step as the provider counted it (this middleware sizes a prompt by the last count and an estimate of what came since, so a step sent under the ceiling can be counted a little over it).',
       `Cost at cache prices: ${COST_NOTE}. Every strategy compacts at this middleware's ceiling for the window (the hand-written ones count with gpt-tokenizer, as the provider does; the other build is given that ceiling as its buffer).`,
+      'What it proves: whether the prompt a strategy sends still carries the facts a long task needs (the rules, the settings, what is fixed, the failure at hand), and what losing them costs an agent that acts only on what its prompt shows.',
+      'What it does not: how well a real model summarizes (honest and amnesiac are the two ends), nor that a real agent keeps to a rule it can read, or recovers from a refusal, as this one does (docs/benchmarking.md).',
     ].join('\n'),
   );
 }
 
+/** A piece of the sweep: a configuration, and the baseline as the parent resolved it (a git commit and its label; none for a tarball's, read from the environment). */
+export interface Piece {
+  configuration: Configuration;
+  baseline?: { commit: string; label: string };
+  /** Leave the baseline out (its src/ is this checkout's). */
+  withoutBaseline: boolean;
+}
+
 /** A configuration's runs, in a child process (pool.ts): the strategies built there, the tool calls left out of what comes back. */
-export async function runPiece(configuration: Configuration): Promise<{ runs: ContinuityRun[]; failed: string[] }> {
+export async function runPiece({ configuration, baseline, withoutBaseline }: Piece): Promise<{ runs: ContinuityRun[]; failed: string[] }> {
   const failed: string[] = [];
-  const runs = await runConfiguration(continuityStrategies(), configuration, failed);
+  const own = baseline === undefined ? baselineFromEnv() : baselineAt(baseline.commit, baseline.label);
+  const strategies = continuityStrategies(own).filter((strategy) => !withoutBaseline || strategy.name !== own.label);
+  const runs = await runConfiguration(strategies, configuration, failed);
   return { runs: runs.map((each) => ({ ...each, calls: [] })), failed };
 }
 
@@ -512,13 +526,21 @@ export async function run(): Promise<void> {
   if (control.overShortest !== 0) failed.push(`the control run took ${control.steps} steps, not the shortest run's ${control.fewest}: the shortest run is wrong`);
 
   // the sweep's configurations in child processes, two at a time: these figures are counts, not times
+  // A baseline with this checkout's very src/ (on main, main itself) runs in the headline, where its rows must equal this checkout's, and not again.
+  const withoutBaseline = baseline.sameAsCheckout === true;
+  const pinned = baseline.commit === undefined ? undefined : { commit: baseline.commit, label: baseline.label };
   const configurations = WINDOWS.flatMap((window) => [false, true].flatMap((lateFailure) => SEEDS.map((seed) => ({ window, seed, lateFailure }))));
-  const pieces = await inChildren<Configuration, Awaited<ReturnType<typeof runPiece>>>(import.meta.url, 'runPiece', configurations);
+  const pieces = await inChildren<Piece, Awaited<ReturnType<typeof runPiece>>>(
+    import.meta.url,
+    'runPiece',
+    configurations.map((configuration) => ({ configuration, ...(pinned === undefined ? {} : { baseline: pinned }), withoutBaseline })),
+  );
   const sweep = pieces.flatMap((piece) => piece.runs);
   failed.push(...pieces.flatMap((piece) => piece.failed));
   for (const window of WINDOWS) {
     for (const lateFailure of [false, true]) printSweep(window, lateFailure, sweep.filter((each) => each.window === window && each.lateFailure === lateFailure));
   }
+  if (withoutBaseline) console.log(`\n${baseline.label} has this checkout's src/: it runs in the headline only (its rows there must equal ai-compaction's), not in the sweep.`);
   printTarget(sweep);
   for (const each of [...headline, ...sweep]) if (each.error) console.log(`${each.strategy} (${modeOf(each)}, window ${tokens(each.window)}, seed ${each.seed}${each.lateFailure ? ', late' : ''}): ${each.error}`);
   for (const line of failed) console.log(line);

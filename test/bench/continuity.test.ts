@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
-import { baselineFromEnv, fromGitRef, fromTarball } from '../../bench/baseline';
+import { baselineAt, baselineFromEnv, fromGitRef, fromTarball } from '../../bench/baseline';
 import type { LanguageModelMiddleware } from 'ai';
 import { clearlyWorse, markRepeats, runContinuity, type ContinuityRun } from '../../bench/continuity';
 import { type Strategy, compacting, keepingLast, noMiddleware } from '../../bench/strategies';
@@ -175,6 +175,18 @@ describe('the continuity benchmark, short', () => {
     expect(baselineFromEnv({ BENCH_BASELINE_REF: 'HEAD~1' }).label).toMatch(/^ai-compaction @ HEAD~1 \([0-9a-f]{7,}\)$/);
     // a ref this clone does not have: named as given (the strategy then fails to start, and is reported)
     expect(baselineFromEnv({ BENCH_BASELINE_REF: 'v0.1.0' }).label).toBe('ai-compaction @ v0.1.0');
+    expect(baselineFromEnv({ BENCH_BASELINE_REF: 'v0.1.0' }).commit).toBeUndefined();
+    // the commit is pinned when the baseline is made: a branch that moves later does not move it
+    const head = execFileSync('git', ['-C', ROOT, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
+    expect(baselineFromEnv({ BENCH_BASELINE_REF: 'HEAD' }).commit).toBe(head);
+  });
+
+  it("knows a baseline whose src/ is this checkout's", () => {
+    const clean = execFileSync('git', ['-C', ROOT, 'status', '--porcelain', '--', 'src'], { encoding: 'utf8' }) === '';
+    expect(baselineAt('HEAD', 'this').sameAsCheckout).toBe(clean);
+    // the build before the continuity work
+    expect(baselineAt('7dc9f7e', 'before').sameAsCheckout).toBe(false);
+    expect(baselineAt('no-such-ref', 'none')).toMatchObject({ label: 'none', sameAsCheckout: false });
     expect(baselineFromEnv({ BENCH_BASELINE_REF: 'v0.1.0', BENCH_BASELINE_TARBALL: '/tmp/x/ai-compaction-0.1.0.tgz' }).label).toBe('ai-compaction @ ai-compaction-0.1.0.tgz');
   });
 });
