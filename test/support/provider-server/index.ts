@@ -32,7 +32,7 @@ import { compactionSummary } from './compaction';
 import { parseAnthropicRequest, sendAnthropic, type ParsedAnthropicRequest } from './anthropic';
 import { isRecord, jsonString, RequestError, type ApiName, type ParsedRequest } from './conversation';
 import { anthropicInvalidRequest, anthropicOverflow, openaiChatOverflow, openaiInvalidRequest } from './errors';
-import { argDeltas, Ids, paceOf, readBody, sendJson, sleep, type RenderedReply, type Speed, type Usage } from './http';
+import { argDeltas, Ids, KEEP_ALIVE_MS, paceOf, readBody, sendJson, sleep, type RenderedReply, type Speed, type Usage } from './http';
 import { parseChatRequest, sendChat } from './openai-chat';
 import { parseResponsesRequest, ResponsesStore, sendResponses, sendResponsesOverflow, type ParsedResponsesRequest } from './openai-responses';
 import { anthropicCache, CACHE_IDLE_MS, type CacheExpiry, countOutput, countPrompt, openaiCache, PrefixCache, prefixHashes, splitDeltas, truncateToTokens } from './tokens';
@@ -42,7 +42,7 @@ export type { ApiName, Message, Part } from './conversation';
 export type { Speed } from './http';
 export { createProjectTools, getProject, projectToolDescriptions, type ProjectTools } from './project';
 export { CACHE_IDLE_MS, countText } from './tokens';
-export { answer, askedName, assistantAgent, assistantReply, chatReply, factKey, factNamedIn, newestUserText, questionsIn, readChatFacts, summaryReply as chatSummary, type ChatFact, type ChatFacts } from './assistant';
+export { amnesiacSummary as amnesiacChatSummary, answer, askedName, assistantAgent, assistantReply, chatReply, factKey, factNamedIn, newestUserText, questionsIn, readChatFacts, summaryReply as chatSummary, type ChatFact, type ChatFacts, type ChatSummaryMode } from './assistant';
 export { chatSession, judgeRecall, type ChatSessionOptions, type ChatTurn, type RecallQuestion, type RecallVerdict, type SessionFact } from './chat-session';
 export { amnesiacSummary, decide, FIXER_TASK, fixerAgent, fixerReply, fixLocation, honestSummary, isSummaryRequestFor, lossySummary, promptText, readFacts, SUMMARY_LIMITS, type FixerAction, type FixerFacts, type FixerOptions, type SummaryMode } from './fixer';
 export { CHANGELOG_FILE, createFixerTools, fewestRepeats, fewestSteps, fixerToolDescriptions, fixerTurns, getFixerProject, LEGACY_DIR, MAX_TEST_FILES, RULE_TEXT, SETTINGS_FILE, type FixerFailure, type FixerProject, type FixerProjectOptions, type FixerRule, type FixerTools, type FixerTurn } from './fixer-project';
@@ -259,7 +259,7 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
   server.on('clientError', (_error, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\n\r\n');
   });
-  server.keepAliveTimeout = 1_000;
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
