@@ -8,7 +8,8 @@
 //   right, and after the conversation was compacted a question about the first fact is answered
 //   from the checkpoint (the message that gave it is no longer in the prompt);
 // - the compaction notice shows (its figures said to be estimates; a checkpoint prepared ahead
-//   says that the divider marks where the summary was written), with a divider where the
+//   says that the divider marks where the summary was written), with what the summary cost (its
+//   requests and tokens exactly as the provider server counted them), a divider where the
 //   checkpoint ends and the messages it covers dimmed;
 // - regenerate makes the last reply again; a reload keeps the conversation; stop ends a long reply
 //   mid-way (the provider server writes slowly for it); a new chat starts empty, the old one stays
@@ -17,7 +18,9 @@
 //   pinned at the bottom;
 // - nothing goes wrong: no error in the chat, none in the browser's console, no uncaught one.
 // Then: concurrent requests each get their own compaction; with REDIS_URL the checkpoints live in
-// Redis (a restarted server finds them); `npm run example` starts and serves.
+// Redis (a restarted server finds them), and so do the Edge route's with UPSTASH_REDIS_REST_URL and
+// UPSTASH_REDIS_REST_TOKEN (over HTTP, through a real redis-server behind an endpoint of the tests
+// speaking the Upstash REST protocol); `npm run example` starts and serves.
 // Screenshots go to test-results/ (on failure, of the whole page).
 //
 // Needs: `npm run build` (the app consumes dist/), `npm ci --prefix examples/next-chat`, and
@@ -29,8 +32,9 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Browser, assertChromium, launchBrowser, screenshot, withPage } from '../support/browser';
 import { type NextApp, REPO_DIR, assertNextAppPrerequisites, buildNextApp, freePort, startNextApp } from '../support/next-app';
-import { type ChatTurn, type ProviderServer, assistantAgent, chatSession, judgeRecall, startProviderServer } from '../support/provider-server/index';
+import { type ChatTurn, type ProviderServer, type RecordedRequest, assistantAgent, chatSession, judgeRecall, startProviderServer } from '../support/provider-server/index';
 import { startRedisServer } from '../support/redis-server';
+import { startUpstashEndpoint } from '../support/upstash-endpoint';
 
 const WINDOW = 8_000;
 const REPLY_TIMEOUT = 20_000;
@@ -136,8 +140,39 @@ async function converse(page: Page, turns: ChatTurn[]): Promise<void> {
   }
 }
 
-/** Checks the finished conversation; returns its notices (text, and whether each says it was prepared ahead). */
-async function checkConversation(page: Page, name: string, count: number): Promise<Array<{ text: string; ahead: boolean }>> {
+/** What a notice's cost line says (lib/cost.ts), its numbers read back from the page's text. */
+interface ShownCost {
+  requests: number;
+  written: number;
+  read: number;
+  fromCache: number;
+  background: boolean;
+}
+
+/**
+ * The cost line of a compaction written by the local chat assistant, which reports input, cached and
+ * output tokens for every request: "Summary: 1 request, 412 tokens written (2,310 read, 2,048 from
+ * cache), 3.1 s", with " in the background" for a checkpoint prepared ahead.
+ */
+const COST_LINE = /^Summary: (\d+) requests?, ([\d,]+) tokens? written \(([\d,]+) read, ([\d,]+) from cache\), (?:\d+ ms|\d+\.\d s)( in the background)?$/;
+
+function shownCost(text: string): ShownCost {
+  const match = COST_LINE.exec(text);
+  expect(match, `the cost line “${text}”`).not.toBeNull();
+  const count = (digits: string) => Number(digits.replaceAll(',', ''));
+  return { requests: count(match![1]!), written: count(match![2]!), read: count(match![3]!), fromCache: count(match![4]!), background: match![5] !== undefined };
+}
+
+/** A notice of the finished conversation, as the page shows it. */
+interface ShownNotice {
+  text: string;
+  /** It says it was prepared ahead (the metadata's `prepared`). */
+  ahead: boolean;
+  cost: ShownCost;
+}
+
+/** Checks the finished conversation; returns its notices. */
+async function checkConversation(page: Page, name: string, count: number): Promise<ShownNotice[]> {
   const texts = await assistantTexts(page);
   expect(texts).toHaveLength(count);
   // rendered from markdown: no `**` or backticks are left, lists are lists
@@ -149,14 +184,22 @@ async function checkConversation(page: Page, name: string, count: number): Promi
   expect(await page.locator('[data-testid="message"][data-role="assistant"] .text [data-streamdown="strong"]').count(), 'bold values').toBeGreaterThan(0);
 
   const notices = await page.getByTestId('compaction-notice').evaluateAll((all) =>
-    all.map((notice) => ({ text: notice.querySelector('span')!.textContent ?? '', since: Number(notice.getAttribute('data-since')), note: notice.querySelector('[data-testid="prepared-note"]')?.textContent ?? null })),
+    all.map((notice) => ({
+      text: notice.querySelector('span')!.textContent ?? '',
+      since: Number(notice.getAttribute('data-since')),
+      prepared: notice.getAttribute('data-prepared') === 'true',
+      note: notice.querySelector('[data-testid="prepared-note"]')?.textContent ?? null,
+      cost: notice.querySelector('[data-testid="compaction-cost"]')?.textContent ?? null,
+    })),
   );
   expect(notices.length, 'compaction notices').toBeGreaterThan(1);
   for (const notice of notices) {
     // the figures are the middleware's estimates, and the notice says so
     expect(notice.text).toMatch(/^Conversation compacted: \d+ messages summarized \(estimated [\d,]+ → [\d,]+ tokens\)$/);
-    // prepared ahead: written where the divider is, some messages before this turn
-    if (notice.since > 0) {
+    // prepared ahead (the middleware says so in the metadata): written where the divider is, some
+    // messages before this turn (a text chat: a checkpoint written for its turn ends right before it)
+    expect(notice.since > 0, `since ${notice.since}, prepared ${notice.prepared}`).toBe(notice.prepared);
+    if (notice.prepared) {
       expect(notice.note).toBe(
         `Prepared ahead: the summary was written ${notice.since} message${notice.since === 1 ? '' : 's'} earlier, where the divider is, while the chat went on; the messages after the divider are still sent in full.`,
       );
@@ -164,6 +207,9 @@ async function checkConversation(page: Page, name: string, count: number): Promi
       expect(notice.note).toBeNull();
     }
   }
+  const costs = notices.map((notice) => shownCost(notice.cost ?? ''));
+  // the time of a checkpoint prepared ahead passed in the background, and the line says so
+  expect(costs.map((cost) => cost.background)).toEqual(notices.map((notice) => notice.prepared));
   expect(await page.getByTestId('chat-error').count()).toBe(0);
   // the summary is rendered from markdown too: headings, not `##`; it lists the facts it saw
   const summary = page.getByTestId('compaction-notice').last().locator('details');
@@ -212,7 +258,7 @@ async function checkConversation(page: Page, name: string, count: number): Promi
   // for a person to look at: the current divider, with the messages around it
   await page.locator('[data-testid="compaction-divider"][data-current="true"]').evaluate((divider) => divider.scrollIntoView({ block: 'center' }));
   await screenshot(page, `${name}-passed`);
-  return notices.map((notice) => ({ text: notice.text, ahead: notice.since > 0 }));
+  return notices.map((notice, index) => ({ text: notice.text, ahead: notice.prepared, cost: costs[index]! }));
 }
 
 /** The composer is pinned to the bottom of the window, wherever the page is scrolled. */
@@ -345,6 +391,31 @@ async function afterConversation(page: Page, name: string, path: string, turns: 
   await page.setViewportSize({ width: 1100, height: 900 });
 }
 
+/**
+ * The cost lines against what the provider counted: a summary of one request shows exactly the
+ * input, cached and output tokens the local provider server recorded for one summary request of
+ * this conversation, each request matched once; a notice of several requests (a reminder, a
+ * shortened retry, a prepared checkpoint compacted again) shows at least that many. Requests of a
+ * checkpoint prepared in the background but not sent yet are in no notice.
+ */
+function expectCostsRecorded(notices: ShownNotice[], requests: RecordedRequest[]): void {
+  const summaries = requests.filter((request) => request.isSummaryRequest);
+  const unmatched = summaries.filter((request) => !request.rejected);
+  let matched = 0;
+  for (const { cost } of notices) {
+    expect(cost.requests, 'a summary is a model call').toBeGreaterThanOrEqual(1);
+    if (cost.requests !== 1) continue;
+    const index = unmatched.findIndex((request) => request.promptTokens === cost.read && (request.cachedTokens ?? 0) === cost.fromCache && request.outputTokens === cost.written);
+    expect(index, `a summary request of ${cost.read} prompt tokens (${cost.fromCache} cached) and ${cost.written} output tokens among ${JSON.stringify(unmatched.map((r) => [r.promptTokens, r.cachedTokens, r.outputTokens]))}`).toBeGreaterThanOrEqual(0);
+    unmatched.splice(index, 1);
+    matched++;
+  }
+  expect(matched, 'notices of one summary request, matched to the provider').toBeGreaterThan(1);
+  expect(notices.reduce((total, { cost }) => total + cost.requests, 0), 'requests in the notices').toBeLessThanOrEqual(summaries.length);
+  // the prompt cache: most of a summary request is the step's own prompt, read before
+  expect(notices.some(({ cost }) => cost.fromCache > 0), 'tokens read from the cache').toBe(true);
+}
+
 const stats: Record<string, { notices: number; requests: number; summaryRequests: number; rejected: number }> = {};
 
 /** Summary requests the provider answered since `mark`; notes what the provider saw for the log. */
@@ -378,6 +449,7 @@ describe('examples/next-chat in Chromium', () => {
         const lines = compactionLines(logMark);
         expect(notices.length).toBe(lines.length);
         expect(notices.filter((notice) => notice.ahead).length, 'notices that say they were prepared ahead').toBe(lines.filter((line) => line.includes('prepared ahead')).length);
+        expectCostsRecorded(notices, server.requests.slice(mark));
         await afterConversation(page, `next-chat-${name}`, path, turns);
         return notices;
       });
@@ -442,63 +514,115 @@ describe('examples/next-chat in Chromium', () => {
   it('keeps the checkpoints in Redis with REDIS_URL: a restarted server finds them instead of summarizing again', async () => {
     const redis = await startRedisServer();
     const client = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
-    const started: NextApp[] = [];
-    const start = async (env: Record<string, string>) => {
-      const next = await startNextApp({ OPENAI_BASE_URL: server.openaiBaseURL, OPENAI_API_KEY: 'test', CONTEXT_WINDOW: String(WINDOW), ...env });
-      started.push(next);
-      return next;
-    };
     try {
-      type Message = { id: string; role: 'user' | 'assistant'; parts: Array<{ type: 'text'; text: string }> };
-      const post = async (next: NextApp, messages: Message[]) => {
-        const mark = server.requests.length;
-        const response = await fetch(`${next.url}/api/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: 'redis', messages, trigger: 'submit-message' }) });
-        const text = (await response.text())
-          .split('\n')
-          .filter((line) => line.startsWith('data: {'))
-          .map((line) => JSON.parse(line.slice(6)) as { type: string; delta?: string })
-          .filter((chunk) => chunk.type === 'text-delta')
-          .map((chunk) => chunk.delta)
-          .join('');
-        const requests = server.requests.slice(mark);
-        return { text, summaryRequests: requests.filter((request) => request.isSummaryRequest).length, prompt: userTexts(requests.filter((request) => !request.isSummaryRequest).at(-1)!.body) };
-      };
-      // a chat as the page has it, turn by turn, on the first server (with Redis)
-      const pastes = chatSession({ seed: 'redis', turns: 200, pasteChars: [3_000, 6_000] }).filter((turn) => turn.kind === 'paste');
-      const messages: Message[] = [];
-      const say = async (next: NextApp, text: string) => {
-        messages.push({ id: `u${messages.length}`, role: 'user', parts: [{ type: 'text', text }] });
-        const reply = await post(next, messages);
-        messages.push({ id: `a${messages.length}`, role: 'assistant', parts: [{ type: 'text', text: reply.text }] });
-        return reply;
-      };
-      const first = await start({ REDIS_URL: redis.url });
-      let summaryRequests = 0;
-      for (const text of ['My locker code is 7319.', ...pastes.slice(0, 10).map((paste) => paste.text)]) summaryRequests += (await say(first, text)).summaryRequests;
-      expect(summaryRequests, 'the first server compacts').toBeGreaterThan(0);
-      const question = "What's my locker code?";
-      const asked = await say(first, question);
-      expect(asked.text).toBe('The locker code you gave me is **7319**.');
-      expect(asked.prompt, 'from the checkpoint').not.toContain('My locker code is 7319.');
-      expect((await client.keys('ai-compaction:*')).length, 'keys in Redis').toBeGreaterThan(0);
-      await started.pop()!.close();
-
-      // the page asks again (the same conversation) of a new server process: with Redis it finds the checkpoint
-      const history = messages.slice(0, -1);
-      const again = await post(await start({ REDIS_URL: redis.url }), history);
-      expect(again.summaryRequests, 'the restarted server sends the stored checkpoint').toBe(0);
-      expect(again.prompt).toEqual(asked.prompt);
-      expect(again.text).toBe(asked.text);
-      // in memory, a new server has no checkpoint: it summarizes the whole conversation at once
-      const control = await post(await start({}), history);
-      expect(control.summaryRequests, 'without REDIS_URL a new server summarizes again').toBeGreaterThan(0);
+      await chatAcrossRestart({ route: '/api/chat', env: { REDIS_URL: redis.url }, tag: 'redis', fact: 'locker code', value: '7319', redis: client });
     } finally {
-      await Promise.all(started.map((next) => next.close()));
       client.disconnect();
       await redis.stop();
     }
   }, 120_000);
+
+  it('keeps the Edge route\'s checkpoints in Redis over HTTP with UPSTASH_REDIS_REST_URL and UPSTASH_REDIS_REST_TOKEN: a restarted server finds them', async () => {
+    // a real redis-server behind the tests' endpoint speaking the Upstash REST protocol, which the
+    // app's @upstash/redis client (lib/upstash.ts) talks to from the Edge runtime
+    const redis = await startRedisServer();
+    const endpoint = await startUpstashEndpoint(redis.port);
+    const client = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    try {
+      const env = { UPSTASH_REDIS_REST_URL: endpoint.url, UPSTASH_REDIS_REST_TOKEN: endpoint.token };
+      const outputs = await chatAcrossRestart({ route: '/api/chat-edge', env, tag: 'upstash', fact: 'bike lock code', value: '4826', redis: client });
+      // through the endpoint: checkpoints written and read back as the REST protocol's commands
+      expect(endpoint.commands).toContain('SET');
+      expect(endpoint.commands).toContain('GET');
+      // and without a word from the client or the store (a value it could not read, the store unavailable)
+      for (const output of outputs) {
+        expect(output).not.toContain('[Upstash Redis]');
+        expect(output.split('\n').filter((line) => line.includes('ai-compaction:') && !/ai-compaction: compacted \d+ messages/.test(line))).toEqual([]);
+      }
+    } finally {
+      client.disconnect();
+      await endpoint.close();
+      await redis.stop();
+    }
+  }, 120_000);
 });
+
+/**
+ * A chat as the page has it, turn by turn, posted to `route` of an app started with `env` (a Redis
+ * store), until it compacts; a question about the first fact answered from the checkpoint, which
+ * is in Redis (`redis`, a client of the same server). Then the app is stopped and the page asks
+ * again (the same conversation) of a new process started with `env`: it finds the checkpoint and
+ * sends it, without a summary request, the same prompt, the same answer. And one started without
+ * `env`, in memory, summarizes again. Returns what the two apps with `env` printed.
+ */
+async function chatAcrossRestart(options: { route: string; env: Record<string, string>; tag: string; fact: string; value: string; redis: Redis }): Promise<string[]> {
+  const { route, env, tag, fact, value } = options;
+  const started: NextApp[] = [];
+  const outputs: string[] = [];
+  const start = async (extra: Record<string, string>) => {
+    const next = await startNextApp({ OPENAI_BASE_URL: server.openaiBaseURL, OPENAI_API_KEY: 'test', CONTEXT_WINDOW: String(WINDOW), ...extra });
+    started.push(next);
+    return next;
+  };
+  const stop = async (next: NextApp) => {
+    await next.close();
+    started.splice(started.indexOf(next), 1);
+    return next.output();
+  };
+  try {
+    type Message = { id: string; role: 'user' | 'assistant'; parts: Array<{ type: 'text'; text: string }> };
+    const post = async (next: NextApp, messages: Message[]) => {
+      const mark = server.requests.length;
+      const response = await fetch(`${next.url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: tag, messages, trigger: 'submit-message' }) });
+      expect(response.status).toBe(200);
+      const chunks = (await response.text())
+        .split('\n')
+        .filter((line) => line.startsWith('data: {'))
+        .map((line) => JSON.parse(line.slice(6)) as { type: string; delta?: string });
+      expect(chunks.filter((chunk) => chunk.type === 'error')).toEqual([]);
+      const text = chunks
+        .filter((chunk) => chunk.type === 'text-delta')
+        .map((chunk) => chunk.delta)
+        .join('');
+      const requests = server.requests.slice(mark);
+      return { text, summaryRequests: requests.filter((request) => request.isSummaryRequest).length, prompt: userTexts(requests.filter((request) => !request.isSummaryRequest).at(-1)!.body) };
+    };
+    // a chat as the page has it, turn by turn, on the first server (with the store)
+    const pastes = chatSession({ seed: tag, turns: 200, pasteChars: [3_000, 6_000] }).filter((turn) => turn.kind === 'paste');
+    const messages: Message[] = [];
+    const say = async (next: NextApp, text: string) => {
+      messages.push({ id: `u${messages.length}`, role: 'user', parts: [{ type: 'text', text }] });
+      const reply = await post(next, messages);
+      messages.push({ id: `a${messages.length}`, role: 'assistant', parts: [{ type: 'text', text: reply.text }] });
+      return reply;
+    };
+    const first = await start(env);
+    const told = `My ${fact} is ${value}.`;
+    let summaryRequests = 0;
+    for (const text of [told, ...pastes.slice(0, 10).map((paste) => paste.text)]) summaryRequests += (await say(first, text)).summaryRequests;
+    expect(summaryRequests, 'the first server compacts').toBeGreaterThan(0);
+    const asked = await say(first, `What's my ${fact}?`);
+    expect(asked.text).toBe(`The ${fact} you gave me is **${value}**.`);
+    expect(asked.prompt, 'from the checkpoint').not.toContain(told);
+    expect((await options.redis.keys('ai-compaction:*')).length, 'keys in Redis').toBeGreaterThan(0);
+    outputs.push(await stop(first));
+
+    // the page asks again (the same conversation) of a new server process: with the store it finds the checkpoint
+    const history = messages.slice(0, -1);
+    const restarted = await start(env);
+    const again = await post(restarted, history);
+    expect(again.summaryRequests, 'the restarted server sends the stored checkpoint').toBe(0);
+    expect(again.prompt).toEqual(asked.prompt);
+    expect(again.text).toBe(asked.text);
+    outputs.push(await stop(restarted));
+    // in memory, a new server has no checkpoint: it summarizes the whole conversation at once
+    const control = await post(await start({}), history);
+    expect(control.summaryRequests, 'without the store a new server summarizes again').toBeGreaterThan(0);
+    return outputs;
+  } finally {
+    await Promise.all(started.map((next) => next.close()));
+  }
+}
 
 describe('npm run example', () => {
   it('builds what is missing, starts the chat assistant and the app, prints the URL, serves, and stops on Ctrl+C', async () => {

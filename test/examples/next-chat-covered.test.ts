@@ -2,9 +2,10 @@
 // onto the page's UI messages, to draw the divider where the checkpoint ends. Checked here against
 // what the middleware itself counts, for UI messages that become one model message each and for
 // replies of several steps with tool calls, which become several. And how many messages lie
-// between the divider and the turn that first sent the checkpoint (`since`), which the page reads
-// as "prepared ahead": checked against the `prepared` of the middleware's own record, in a chat
-// with the local chat assistant through the real `@ai-sdk/openai` client.
+// between the divider and the turn that first sent the checkpoint (`since`), which the page's
+// "prepared ahead" note gives as how far back the divider is: in a chat with the local chat
+// assistant through the real `@ai-sdk/openai` client, the step's metadata says `prepared` (what
+// the page reads) exactly where the middleware's own record does, and `since > 0` exactly there.
 import { createOpenAI } from '@ai-sdk/openai';
 import { type ModelMessage, type UIMessage, convertToModelMessages, generateText, wrapLanguageModel } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -95,7 +96,7 @@ describe('examples/next-chat: a checkpoint prepared ahead is the one whose divid
   });
   afterAll(() => server.close());
 
-  it('should find `since > 0` exactly where the record says `prepared`, and the facts answered after each compaction', async () => {
+  it('should find `prepared` in the metadata and `since > 0` exactly where the record says `prepared`, and the facts answered after each compaction', async () => {
     const records: CompactionRecord[] = [];
     const model = wrapLanguageModel({
       model: createOpenAI({ baseURL: server.openaiBaseURL, apiKey: 'test' }).chat('gpt-4o-mini'),
@@ -103,7 +104,7 @@ describe('examples/next-chat: a checkpoint prepared ahead is the one whose divid
     });
     // a chat like the example's server action: one model message per turn, no system turn
     const messages: ModelMessage[] = [];
-    const seen: Array<{ prepared: boolean; since: number }> = [];
+    const seen: Array<{ prepared: boolean; metadata: boolean; since: number }> = [];
     const verdicts: RecallVerdict[] = [];
     for (const turn of chatSession({ seed: 'covered', turns: 60, pasteChars: [3_000, 6_000] })) {
       messages.push({ role: 'user', content: turn.text });
@@ -116,11 +117,15 @@ describe('examples/next-chat: a checkpoint prepared ahead is the one whose divid
       if (notice === undefined) continue;
       const ends = messages.slice(0, -1).map((_, index) => index + 1);
       const covered = coveredMessages(ends, notice.messagesCovered, messages.length - 2);
-      seen.push({ prepared: records.at(-1)!.prepared === true, since: covered.since });
+      seen.push({ prepared: records.at(-1)!.prepared === true, metadata: notice.prepared === true, since: covered.since });
     }
     expect(seen.length, 'compactions').toBeGreaterThanOrEqual(4);
     expect(seen.some((s) => s.prepared), 'a prepared one').toBe(true);
-    for (const { prepared, since } of seen) expect(since > 0, `since ${since}, prepared ${prepared}`).toBe(prepared);
+    expect(seen.some((s) => !s.prepared), 'one written for its turn').toBe(true);
+    for (const { prepared, metadata, since } of seen) {
+      expect(metadata, `the metadata's prepared, the record's ${prepared}`).toBe(prepared);
+      expect(since > 0, `since ${since}, prepared ${prepared}`).toBe(prepared);
+    }
     // the assistant's summaries keep every fact here (a few dozen): each question is answered right
     expect(verdicts.length, 'questions').toBeGreaterThanOrEqual(10);
     expect(verdicts.filter((verdict) => verdict !== 'right')).toEqual([]);

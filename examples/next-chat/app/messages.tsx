@@ -1,4 +1,5 @@
 import { type ReactNode, useEffect, useLayoutEffect, useRef } from 'react';
+import { costLine } from '@/lib/cost';
 import type { CompactionNotice } from '@/lib/types';
 import type { Conversations } from './conversations';
 import { Markdown } from './markdown';
@@ -16,16 +17,24 @@ const plural = (count: number, word: string) => `${count} ${word}${count === 1 ?
 /** The small line shown above the reply whose request compacted the conversation. */
 export function CompactionLine({ notice }: { notice: CompactionNotice }) {
   const { since } = notice.covered;
+  // the middleware says so on the step that first sends a checkpoint prepared ahead
+  const prepared = notice.prepared === true;
+  const cost = costLine(notice);
   return (
-    <div className="notice" data-testid="compaction-notice" data-since={since}>
+    <div className="notice" data-testid="compaction-notice" data-since={since} data-prepared={prepared}>
       <span title="The middleware's own estimates of the prompt's size before and after the compaction (the provider's count where it had one), not the provider's bill">
         Conversation compacted: {plural(notice.covered.count, 'message')} summarized (estimated {number.format(notice.tokensBefore)} →{' '}
         {number.format(notice.tokensAfter)} tokens{notice.reason === 'auto' ? '' : `, ${notice.reason}`})
       </span>
-      {since > 0 && (
+      {cost !== undefined && (
+        <span className="cost" data-testid="compaction-cost" title="What writing the summary cost: the requests the middleware made itself, the tokens as the provider reported them">
+          {cost}
+        </span>
+      )}
+      {prepared && (
         <span className="prepared" data-testid="prepared-note">
-          Prepared ahead: the summary was written {plural(since, 'message')} earlier, where the divider is, while the chat went on; the messages
-          after the divider are still sent in full.
+          Prepared ahead: the summary was written {since > 0 ? `${plural(since, 'message')} earlier` : 'earlier'}, where the divider is, while the chat went on; the
+          messages after the divider are still sent in full.
         </span>
       )}
       <details>
@@ -67,7 +76,7 @@ function cutsOf(messages: ShownMessage[]): Cut[] {
 
 function Divider({ cut }: { cut: Cut }) {
   const { at, notice, current } = cut;
-  const ahead = notice.covered.since > 0;
+  const ahead = notice.prepared === true;
   return (
     <li className={`divider${current ? ' current' : ''}`} data-testid="compaction-divider" data-current={current} data-covered={at} data-ahead={ahead}>
       <span>

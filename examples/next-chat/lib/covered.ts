@@ -8,10 +8,11 @@ export interface CoveredMessages {
   partly: boolean;
   /**
    * Messages of the page between where the checkpoint ends and the turn it was first sent for: 0
-   * when it was written for this turn. More when it was prepared ahead (the middleware's
-   * `prepare`): written in the background at an earlier turn, while the conversation went on, and
-   * first sent now, with the messages after it still sent in full. That is why the notice (on this
-   * turn's reply) and the divider (where the summary was written) can be turns apart.
+   * when it was written for this turn. More for a checkpoint prepared ahead (the middleware's
+   * `prepare`, which says so with `prepared: true`): written in the background at an earlier turn,
+   * while the conversation went on, and first sent now, with the messages after it still sent in
+   * full. That is how far the notice (on this turn's reply) and the divider (where the summary was
+   * written) are apart.
    */
   since: number;
 }
