@@ -17,6 +17,7 @@ const BENCHMARKS: Benchmark[] = [
   { name: 'clearing', load: () => import('./session').then((session) => ({ run: session.runClearing })) },
   { name: 'load', load: () => import('./load') },
   { name: 'continuity', load: () => import('./continuity') },
+  { name: 'store', load: () => import('./store') },
 ];
 
 async function main(): Promise<void> {

@@ -32,7 +32,9 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
       if (isSummaryRequest(params)) return params;
       const { clean, call } = takeCallOptions(params);
       const key = modelKey(model);
-      const view = await resolveView(engine.keeper, clean, call.scope ?? '', key, engine.sizing.estimator(key));
+      // Every store call of this step, to the count written after its reply, draws on one budget.
+      const budget = engine.keeper.budget();
+      const view = await resolveView(engine.keeper, clean, call.scope ?? '', key, engine.sizing.estimator(key, budget), budget);
       const plan = await decide(engine, view, model, call);
       const step = plan.reason === undefined ? view : await compactAtCeiling(engine, view, model, { ...plan, reason: plan.reason });
       // Near the ceiling (also right after a prepared checkpoint was sent): the next checkpoint is

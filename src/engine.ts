@@ -5,6 +5,7 @@ import type { Model } from './prompt/types';
 import { guardTokenize } from './sizing/estimate';
 import { LearnedSizing } from './sizing/learned';
 import { Keeper } from './store/keeper';
+import { createSealer } from './store/seal';
 import { memoryStore } from './store/memory';
 import type { StoredCheckpoint } from './store/records';
 import { parseState } from './state';
@@ -84,6 +85,8 @@ export interface Engine {
   pendingManual: boolean;
   /** The last compaction, for `last()`. */
   last: CompactionRecord | undefined;
+  /** How long the summaries of each model (`provider:modelId`) took here, newest first: the lease's bound (docs/stores.md). */
+  readonly summaryTimes: Map<string, number[]>;
   /** The restore of a `state` option, awaited by the first step. */
   ready: Promise<void> | undefined;
 }
@@ -96,14 +99,15 @@ export function createEngine(options: CompactionOptions): Engine {
   const settings = resolveOptions(options as Record<string, unknown>);
   const restored = options.state === undefined ? undefined : parseState(options.state);
   const warn = (message: string) => settings.logger?.warn(message);
-  const keeper = new Keeper(settings.store ?? memoryStore(), warn);
+  const info = (message: string) => settings.logger?.info(message);
+  const keeper = new Keeper(settings.store ?? memoryStore(), { warn, info, ...(settings.secret === undefined ? {} : { sealer: createSealer(settings.secret) }) });
   const sizing = new LearnedSizing(keeper, settings.estimate && guardTokenize(settings.estimate, warn));
   return {
     settings,
     keeper,
     sizing,
     warn,
-    info: (message) => settings.logger?.info(message),
+    info,
     // Through the consumer's own `wrapLanguageModel`: AI SDK 7 turns a v3 or v2 model into a v4 one
     // there, as it does the models this middleware wraps, so the summarizer reads the prompts it gets.
     summarizer:
@@ -117,6 +121,7 @@ export function createEngine(options: CompactionOptions): Engine {
     steps: new WeakMap(),
     pendingManual: false,
     last: undefined,
+    summaryTimes: new Map(),
     ready: restored && Promise.all([keeper.restore(restored.threads, restored.checkpoints), sizing.restore(restored.sizing ?? {})]).then(() => undefined),
   };
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { BufferSetting } from './sizing/ceiling';
 import type { CompactionStore } from './store/types';
 import type { Model } from './prompt/types';
+import { SECRET_MIN_LENGTH } from './store/seal';
 
 /** Where the middleware reports: `console`, pino and winston all fit. */
 export interface CompactionLogger {
@@ -27,6 +28,7 @@ const share = z
   .regex(/^\d+(\.\d+)?%$/)
   .transform((value) => Number.parseFloat(value))
   .refine((value) => value >= 1 && value <= 99);
+const secretText = z.string().min(SECRET_MIN_LENGTH);
 const functionValue = z.custom<(...args: never[]) => unknown>((value) => typeof value === 'function');
 
 /** What each option accepts, said in the error that refuses it. */
@@ -79,6 +81,10 @@ const rules = {
     schema: z.union([z.boolean(), z.object({ keep: tokenCount.optional(), atLeast: tokenCount.optional() }).strict()]),
     expected: 'true, false, or { keep?, atLeast? } with whole numbers of tokens (0 or more)',
   },
+  secret: {
+    schema: z.union([secretText, z.array(secretText).min(1)]),
+    expected: `a string of at least ${SECRET_MIN_LENGTH} characters, or a non-empty list of them (the first seals, any opens)`,
+  },
 } as const;
 
 export type OptionName = keyof typeof rules | 'state';
@@ -101,6 +107,8 @@ export interface ResolvedOptions {
   /** A tokenizer for text, instead of the characters-a-token rule. */
   estimate: ((text: string) => number) | undefined;
   clearToolResults: ClearSetting;
+  /** The secrets values are sealed with (the first seals, any opens), or `undefined`: stored as JSON. */
+  secret: readonly string[] | undefined;
 }
 
 /** Validates options at construction: a bad one throws a `TypeError` naming the option and value. */
@@ -114,7 +122,8 @@ export function resolveOptions(options: Record<string, unknown>): ResolvedOption
     if (given === undefined) return undefined;
     const parsed = rules[name].schema.safeParse(given);
     if (!parsed.success) {
-      const shown = name === 'clearToolResults' ? describeSetting(given) : describe(given);
+      // A secret is never shown, only what was wrong with it.
+      const shown = name === 'clearToolResults' ? describeSetting(given) : name === 'secret' ? describeSecret(given) : describe(given);
       throw new TypeError(`ai-compaction: option ${name} must be ${rules[name].expected}, got ${shown}`);
     }
     return parsed.data as z.output<(typeof rules)[K]['schema']>;
@@ -135,12 +144,29 @@ export function resolveOptions(options: Record<string, unknown>): ResolvedOption
     waitUntil: value('waitUntil') as ResolvedOptions['waitUntil'],
     estimate: value('estimate') as ResolvedOptions['estimate'],
     clearToolResults: clearSetting(value('clearToolResults') ?? DEFAULT_CLEAR_TOOL_RESULTS),
+    secret: secretSetting(value('secret')),
   };
+}
+
+function secretSetting(given: string | string[] | undefined): readonly string[] | undefined {
+  if (given === undefined) return undefined;
+  return typeof given === 'string' ? [given] : [...given];
 }
 
 function clearSetting(given: boolean | { keep?: number | undefined; atLeast?: number | undefined }): ClearSetting {
   if (given === false) return false;
   return given === true ? { keep: undefined, atLeast: undefined } : { keep: given.keep, atLeast: given.atLeast };
+}
+
+/** What a refused secret was, without showing it. */
+function describeSecret(value: unknown): string {
+  if (typeof value === 'string') return `a string of ${value.length} characters`;
+  if (Array.isArray(value)) {
+    if (value.length === 0) return 'an empty list';
+    const bad = value.findIndex((item) => typeof item !== 'string' || item.length < SECRET_MIN_LENGTH);
+    return `a list whose entry ${bad} is ${typeof value[bad] === 'string' ? `a string of ${(value[bad] as string).length} characters` : describe(value[bad])}`;
+  }
+  return describe(value);
 }
 
 /** A small settings object as JSON (`{"keep":-1}`), so an error shows the field at fault; anything else as `describe` shows it. */

@@ -134,6 +134,15 @@ export interface CompactionOptions {
    * @default false
    */
   clearToolResults?: boolean | { keep?: number; atLeast?: number };
+  /**
+   * Seals every value written to the store (AES-GCM through Web Crypto, a key derived per kind of
+   * record, the store key bound in): a value another program wrote, changed, moved to another key
+   * or sealed with another secret is ignored with a warning, never sent, and no stored value holds
+   * conversation text in the clear. A string of at least 32 characters, or a list of them: the first
+   * seals, any opens (put a new secret first to rotate). Recommended for any store that other code
+   * can write to. It does not decide who may call your server. Without it, values are stored as JSON.
+   */
+  secret?: string | readonly string[];
 }
 
 /** What the step that compacted carries in its result's `providerMetadata.compaction`. */
@@ -147,6 +156,8 @@ export interface CompactionMetadata {
   summary: string;
   /** What its model calls cost, as in the record (absent when an older version of this package wrote it). */
   usage?: CompactionUsage;
+  /** `true` when the checkpoint was prepared in the background ahead of this step, the first to send it (`prepare`). */
+  prepared?: true;
 }
 
 /** Per-call options, under `providerOptions.compaction`. Removed before the provider sees the call. */

@@ -7,7 +7,7 @@ import { canonical } from './prompt/canonical';
 import { PrefixDigests, sha256Hex } from './prompt/hash';
 import type { CallOptions, Message, SystemMessage } from './prompt/types';
 import { type Estimator, type Measure, estimateMessages, measurePrompt, toTokens } from './sizing/estimate';
-import type { Keeper } from './store/keeper';
+import type { Keeper, StoreBudget } from './store/keeper';
 import { type CountRecord, type StoredCheckpoint, type Thread, mergeThreads, readableBy } from './store/records';
 import type { CompactionRecord } from './types';
 
@@ -42,6 +42,8 @@ export interface StepView {
   sizeKnown: boolean;
   /** The compaction this step made, reported in its result's `providerMetadata.compaction`. */
   compaction?: CompactionRecord;
+  /** What this step may still wait for the store, over all its calls (docs/stores.md). */
+  budget: StoreBudget;
 }
 
 export function totalSize(view: StepView): number {
@@ -98,12 +100,13 @@ export async function resolveView(
   scope: string,
   modelKey: string,
   estimator: Estimator | Promise<Estimator>,
+  budget: StoreBudget,
 ): Promise<StepView> {
   const { system, conversation } = splitPrompt(params.prompt);
   const boundary = nativeBoundary(conversation);
   const base = {
     params, system, conversation, boundary, boundaryEnd: boundaryEnd(conversation, boundary),
-    digests: undefined, threadDigest: undefined, thread: undefined, checkpoint: undefined, modelKey,
+    digests: undefined, threadDigest: undefined, thread: undefined, checkpoint: undefined, modelKey, budget,
   };
   if (conversation.length === 0) {
     const empty: StepView = { ...base, estimator: await estimator, standIn: [], sent: conversation, size: { counted: 0, estimated: 0 }, sizeKnown: true };
@@ -113,20 +116,20 @@ export async function resolveView(
   const digests = new PrefixDigests(scope, conversation);
   const anchor = anchorLength(conversation);
   const threadDigest = await digests.of(anchor ?? 1);
-  let thread = await keeper.thread(threadDigest);
+  let thread = await keeper.thread(threadDigest, budget);
   // Until this conversation has stored anything of its own, what its steps before the first reply
   // stored (counts, a checkpoint, a hold) is under the first message: read there too, and carry
   // its checkpoint and holds over to its own index.
   const early = anchor !== undefined && thread.checkpoints.length + thread.counts.length + thread.holds.length === 0;
-  if (early) thread = mergeThreads(thread, await keeper.thread(await digests.of(1)));
-  const checkpoint = await findCheckpoint(keeper, thread, digests, base.boundaryEnd, modelKey);
+  if (early) thread = mergeThreads(thread, await keeper.thread(await digests.of(1), budget));
+  const checkpoint = await findCheckpoint(keeper, thread, digests, base.boundaryEnd, modelKey, budget);
   if (early) {
     const holds: Thread['holds'] = [];
     for (const hold of thread.holds) {
       if (hold.length <= conversation.length && (await digests.of(hold.length)) === hold.digest) holds.push(hold);
     }
     if (checkpoint !== undefined || holds.length > 0) {
-      await keeper.adopt(threadDigest, { checkpoints: checkpoint === undefined ? [] : [{ length: checkpoint.length, digest: checkpoint.digest }], holds });
+      await keeper.adopt(threadDigest, { checkpoints: checkpoint === undefined ? [] : [{ length: checkpoint.length, digest: checkpoint.digest }], holds }, budget);
     }
   }
   const view: StepView = {
@@ -160,13 +163,14 @@ async function findCheckpoint(
   digests: PrefixDigests,
   floor: number,
   modelKey: string,
+  budget: StoreBudget,
 ): Promise<StoredCheckpoint | undefined> {
   const candidates = thread.checkpoints
     .filter((ref) => ref.length <= digests.length && ref.length >= Math.max(1, floor))
     .sort((a, b) => b.length - a.length);
   for (const ref of candidates) {
     if ((await digests.of(ref.length)) !== ref.digest) continue;
-    const checkpoint = await keeper.checkpoint(ref.digest, ref.length);
+    const checkpoint = await keeper.checkpoint(ref.digest, ref.length, budget);
     if (checkpoint !== undefined && readableBy(checkpoint, modelKey)) return checkpoint;
   }
   return undefined;

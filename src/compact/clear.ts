@@ -95,7 +95,7 @@ export async function clearFirst(engine: Engine, request: ClearingRequest): Prom
   const digest = await view.digests.of(plan.checkpoint.length);
   const made = await singleFlight(engine.flights, `clear:${digest}`, view.params.abortSignal, async () => {
     // Another step (of this instance or another) may have stored this very one a moment ago.
-    const existing = digest === view.checkpoint?.digest ? undefined : await engine.keeper.checkpoint(digest, plan.checkpoint.length);
+    const existing = digest === view.checkpoint?.digest ? undefined : await engine.keeper.checkpoint(digest, plan.checkpoint.length, view.budget);
     if (existing !== undefined && readableBy(existing, modelKey(request.model))) return { checkpoint: existing };
     return store(engine, view, { ...plan.checkpoint, digest, createdAt: Date.now() });
   });
@@ -110,7 +110,7 @@ async function store(engine: Engine, view: StepView, made: StoredCheckpoint): Pr
   const next = withCheckpoint(view, made);
   const checkpoint: StoredCheckpoint = { ...made, tokensAfter: next.size.estimated };
   if (view.threadDigest !== undefined) {
-    const saved = await engine.keeper.saveCheckpoint(view.threadDigest, checkpoint);
+    const saved = await engine.keeper.saveCheckpoint(view.threadDigest, checkpoint, view.budget);
     if (!saved) engine.warn('ai-compaction: the cleared tool results could not be stored; this step uses them, later steps may compact again');
   }
   const record: CompactionRecord = {

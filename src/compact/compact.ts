@@ -15,6 +15,7 @@ import { type StepView, coveredUpTo, totalSize, withCheckpoint } from '../view';
 import { clearFirst } from './clear';
 import { type Meter, addUsage, meter, noUsage } from './cost';
 import { singleFlight } from './flight';
+import { leaseOrWait, measuredSummary, releaseLease } from './lease';
 import { placeHold } from './holds';
 import { report } from './report';
 
@@ -92,26 +93,43 @@ function place(view: StepView, made: Made): StepView {
 
 /**
  * A concurrent step may have made this very checkpoint a moment ago: use it rather than summarize
- * again. A clearing of the same messages is no summary of them: one is made.
+ * again; another instance may be writing it (its lease): wait for it. A clearing of the same
+ * messages is no summary of them: one is made.
  */
 async function reuseOrRun(engine: Engine, job: Job): Promise<Made> {
   const { view, digest, end, model } = job;
-  const existing = digest === view.checkpoint?.digest ? undefined : await engine.keeper.checkpoint(digest, end);
-  if (existing === undefined || existing.clear !== undefined || !readableBy(existing, modelKey(model))) return run(engine, job);
+  let existing = digest === view.checkpoint?.digest ? undefined : await engine.keeper.checkpoint(digest, end, view.budget);
+  if (existing === undefined && digest !== view.checkpoint?.digest) existing = await leaseOrWait(engine, view, { length: end, digest }, writerOf(engine, model));
+  if (existing === undefined || existing.clear !== undefined || !readableBy(existing, modelKey(model))) return runLeased(engine, job);
   // Prepared again (by another instance, or before a restart): listed as prepared, still held back.
   if (job.prepare === true && view.threadDigest !== undefined) {
-    await engine.keeper.savePrepared(view.threadDigest, existing);
+    await engine.keeper.savePrepared(view.threadDigest, existing, view.budget);
     return { checkpoint: existing, prepared: true };
   }
   // One prepared ahead and still held back (SPEC 14): this step is the first to send it.
-  if (view.threadDigest !== undefined && (await heldBack(engine, view.threadDigest, digest))) return { checkpoint: existing, prepared: true };
+  if (view.threadDigest !== undefined && (await heldBack(engine, view, digest))) return { checkpoint: existing, prepared: true };
   return { checkpoint: existing };
 }
 
 /** Whether the checkpoint of `digest` is listed in its thread as prepared and not yet among the checkpoints steps find. */
-async function heldBack(engine: Engine, threadDigest: string, digest: string): Promise<boolean> {
-  const thread = await engine.keeper.thread(threadDigest);
+async function heldBack(engine: Engine, view: StepView, digest: string): Promise<boolean> {
+  const thread = await engine.keeper.thread(view.threadDigest!, view.budget);
   return (thread.prepared ?? []).some((ref) => ref.digest === digest) && !thread.checkpoints.some((ref) => ref.digest === digest);
+}
+
+/** The model that writes a summary for `model`'s steps: the `summarizer` option, or the model itself. */
+export function writerOf(engine: Engine, model: Model): string {
+  return modelKey(engine.summarizer ?? model);
+}
+
+/** Runs a compaction under this instance's lease on its prefix: a failure releases it. */
+async function runLeased(engine: Engine, job: Job): Promise<Made> {
+  try {
+    return await run(engine, job);
+  } catch (error) {
+    await releaseLease(engine, job.view, { length: job.end, digest: job.digest }).catch(() => undefined);
+    throw error;
+  }
 }
 
 /**
@@ -135,6 +153,7 @@ async function run(engine: Engine, job: Job): Promise<Made> {
 /** Makes the checkpoint (a summary and record, or the provider's item) with metered model calls, stores it and reports it. */
 async function make(engine: Engine, { view, reason, model, window, target, limit, from, end, digest, prepare = false, carried }: Job, costs: Meter): Promise<Made> {
   const { settings } = engine;
+  const started = Date.now();
   const covered = view.conversation.slice(from, end);
   const tokensBefore = totalSize(view);
   // The request is what the step sent up to the end of what the checkpoint covers: never the live
@@ -171,6 +190,8 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
     });
     summary = withoutIdentifiersSection(reply);
   }
+  // How long this model takes to write one: how long another instance waits for it (the lease).
+  measuredSummary(engine, native === undefined ? writerOf(engine, model) : modelKey(model), Date.now() - started);
   const made: StoredCheckpoint = {
     v: 1,
     digest,
@@ -197,12 +218,12 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
     // Reported by the step that first sends it, with that step's sizes and this cost (sendPrepared),
     // which travels with it in the store: another instance may be the one to send it.
     const prepared: StoredCheckpoint = { ...checkpoint, usage: costs.usage() };
-    const saved = view.threadDigest !== undefined && (await engine.keeper.savePrepared(view.threadDigest, prepared));
+    const saved = view.threadDigest !== undefined && (await engine.keeper.savePrepared(view.threadDigest, prepared, view.budget));
     if (!saved) engine.warn('ai-compaction: the checkpoint prepared ahead could not be stored; the step at the ceiling will compact');
     return { checkpoint: prepared, prepared: true };
   }
   if (view.threadDigest !== undefined) {
-    const saved = await engine.keeper.saveCheckpoint(view.threadDigest, checkpoint);
+    const saved = await engine.keeper.saveCheckpoint(view.threadDigest, checkpoint, view.budget);
     if (!saved) engine.warn('ai-compaction: the checkpoint could not be stored; this step uses it, later steps may compact again');
   }
   if (noProgress && reason !== 'overflow') await placeHold(engine, next, tokensAfter, target, 'the compaction made no progress');
@@ -247,7 +268,7 @@ async function promotePrepared(engine: Engine, view: StepView, checkpoint: Store
   const { conversation, digests } = view;
   // Where it left the prompt: the next one is prepared from there (SPEC 14, `preparingFrom`).
   const sent = digests === undefined ? undefined : { length: conversation.length, digest: await digests.of(conversation.length) };
-  if (view.threadDigest !== undefined && !(await engine.keeper.promote(view.threadDigest, checkpoint, sent))) {
+  if (view.threadDigest !== undefined && !(await engine.keeper.promote(view.threadDigest, checkpoint, sent, view.budget))) {
     engine.warn('ai-compaction: the checkpoint prepared ahead could not be stored as sent; this step uses it, later steps may compact again');
   }
   return withCheckpoint(view, checkpoint);

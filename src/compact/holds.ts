@@ -109,6 +109,6 @@ async function saveHold(engine: Engine, view: StepView, fields: Omit<Hold, 'leng
   const length = view.conversation.length;
   const hold: Hold = { length, digest: await view.digests.of(length), checkpoint: view.checkpoint?.digest ?? null, ...fields };
   if (message !== undefined) engine.warn(message);
-  await engine.keeper.saveHold(view.threadDigest, hold);
+  await engine.keeper.saveHold(view.threadDigest, hold, view.budget);
   return true;
 }

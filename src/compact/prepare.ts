@@ -4,13 +4,14 @@ import { CompactionError, failureDetail, messageOf } from '../errors';
 import { liveEnd, liveStart } from '../prompt/conversation';
 import type { CallOptions, Model } from '../prompt/types';
 import { estimateMessages, estimatePrompt } from '../sizing/estimate';
-import { type StoredCheckpoint, readableBy } from '../store/records';
+import { type StoredCheckpoint, liveLeases, readableBy } from '../store/records';
 import { type StepView, coveredUpTo, totalSize, withCheckpoint } from '../view';
 import { compactBeforeStep } from './before-step';
 import { planClearing } from './clear';
-import { compactOnce, sendPrepared } from './compact';
+import { compactOnce, sendPrepared, writerOf } from './compact';
 import type { Plan } from './decide';
 import { untilAborted } from './flight';
+import { awaitLease } from './lease';
 
 /**
  * Preparing the next checkpoint ahead (SPEC 14): no step waits for a summary.
@@ -61,10 +62,10 @@ export async function prepareAhead(engine: Engine, view: StepView, model: Model,
   thread.turn = new Promise<void>((resolve) => (done = resolve));
   await previous;
   try {
-    if (await alreadyPrepared(view, thread.entries, from, end)) return;
+    if (await alreadyPrepared(engine, view, thread.entries, from, end)) return;
     const digest = await digests.of(end);
     const entry: Preparing = { length: end, digest, settled: false, made: Promise.resolve(undefined) };
-    entry.made = compactOnce(engine, { view: detached(view), reason: 'auto', model, window, target: undefined, limit, prepare: true })
+    entry.made = compactOnce(engine, { view: detached(engine, view), reason: 'auto', model, window, target: undefined, limit, prepare: true })
       // A compaction of this prefix made by a step meanwhile was joined: that one is no prepared checkpoint.
       .then((made) => (made.prepared === true ? made.checkpoint : undefined))
       .catch((error: unknown) => {
@@ -130,10 +131,13 @@ async function sentEnd(view: StepView, checkpoint: StoredCheckpoint): Promise<nu
   return (await view.digests?.of(sent.length)) === sent.digest ? sent.length : undefined;
 }
 
-/** The step's params with no abort signal: a background compaction outlives the step that started it. */
-function detached(view: StepView): StepView {
+/**
+ * The step's params with no abort signal and a store budget of its own: a background compaction
+ * outlives the step that started it, which does not wait for it.
+ */
+function detached(engine: Engine, view: StepView): StepView {
   const { abortSignal: _abortSignal, ...params } = view.params;
-  return { ...view, params: params as CallOptions };
+  return { ...view, params: params as CallOptions, budget: engine.keeper.budget() };
 }
 
 /** What this instance prepares for a thread, made the most recently used (the least recently used threads are forgotten). */
@@ -146,13 +150,14 @@ function threadOf(engine: Engine, threadDigest: string): PreparingThread {
 /**
  * Whether a checkpoint is prepared, or being prepared, for a prefix of this conversation beyond
  * what its checkpoint covers: by this instance (a failed one too, so that a failing summarizer
- * costs one background request, not one per step), or by any instance sharing the store.
+ * costs one background request, not one per step), or by any instance sharing the store (listed,
+ * or under another instance's lease: docs/stores.md).
  */
-async function alreadyPrepared(view: StepView, entries: Preparing[], from: number, end: number): Promise<boolean> {
+async function alreadyPrepared(engine: Engine, view: StepView, entries: Preparing[], from: number, end: number): Promise<boolean> {
   for (const entry of entries) {
     if (entry.length > from && (await covers(view, entry))) return true;
   }
-  for (const ref of view.thread?.prepared ?? []) {
+  for (const ref of [...(view.thread?.prepared ?? []), ...liveLeases(view.thread, engine.keeper.owner)]) {
     if (ref.length > from && ref.length <= end && (await covers(view, ref))) return true;
   }
   return false;
@@ -165,9 +170,9 @@ async function covers(view: StepView, ref: { length: number; digest: string }): 
 
 /**
  * The longest checkpoint prepared for a prefix of this conversation, past its checkpoint and
- * before its live part, that this model reads. One still being prepared by this instance is
- * waited for (the wait is shorter than a summary of its own, and its request was a cache hit),
- * unless the prompt could not fit under the ceiling with it anyway.
+ * before its live part, that this model reads. One still being prepared by this instance, or by
+ * another under its lease, is waited for (the wait is shorter than a summary of its own, and its
+ * request was a cache hit), unless the prompt could not fit under the ceiling with it anyway.
  */
 async function findPrepared(engine: Engine, view: StepView, model: Model, limit: number): Promise<StoredCheckpoint | undefined> {
   const { digests, threadDigest } = view;
@@ -182,7 +187,11 @@ async function findPrepared(engine: Engine, view: StepView, model: Model, limit:
     candidates.push({ length: entry.length, get: () => untilAborted(entry.made, view.params.abortSignal) });
   }
   for (const ref of view.thread?.prepared ?? []) {
-    if (await eligible(ref)) candidates.push({ length: ref.length, get: () => engine.keeper.checkpoint(ref.digest, ref.length) });
+    if (await eligible(ref)) candidates.push({ length: ref.length, get: () => engine.keeper.checkpoint(ref.digest, ref.length, view.budget) });
+  }
+  // Being written by another instance (its lease): waited for like one of this instance's own.
+  for (const held of liveLeases(view.thread, engine.keeper.owner)) {
+    if ((await eligible(held)) && couldFit(view, held.length, limit)) candidates.push({ length: held.length, get: () => awaitLease(engine, view, held, writerOf(engine, model)) });
   }
   candidates.sort((a, b) => b.length - a.length);
   for (const candidate of candidates) {

@@ -1,5 +1,5 @@
 import { sha256Hex } from '../prompt/hash';
-import type { Keeper } from '../store/keeper';
+import type { Keeper, StoreBudget } from '../store/keeper';
 import { FORMAT_VERSION, type SizingRecord, type SizingSample } from '../store/records';
 import { CHARS_PER_TOKEN, type Estimator, type Tokenize } from './estimate';
 
@@ -135,21 +135,21 @@ export class LearnedSizing {
    * The estimator for a model's step: the record is read on the model's first step and then at most
    * every `REFRESH_MS` (the step starts this before its thread read, so both run at once). Never rejects.
    */
-  estimator(model: string): Promise<Estimator> {
+  estimator(model: string, budget: StoreBudget): Promise<Estimator> {
     const entry = this.entry(model);
-    if (this.now() - entry.readAt >= REFRESH_MS) this.startRead(model, entry);
+    if (this.now() - entry.readAt >= REFRESH_MS) this.startRead(model, entry, budget);
     return entry.reading === undefined ? Promise.resolve(entry.estimator) : entry.reading.then(() => entry.estimator);
   }
 
   /** Learns from a provider's count (`input` tokens) of a prompt whose text measured `text`. */
-  async learn(model: string, text: MeasuredText, input: number): Promise<void> {
+  async learn(model: string, text: MeasuredText, input: number, budget: StoreBudget): Promise<void> {
     const at = this.now();
     const chars = sampleOf('chars', text.chars, text.fixed, input, at);
     const tokenizer = this.tokenize === undefined || text.tokenized === undefined ? undefined : sampleOf('tokenizer', text.tokenized, text.fixed, input, at);
     if (chars === undefined && tokenizer === undefined) return;
     const entry = this.entry(model);
     this.update(entry, { ...entry.record, chars: chars === undefined ? [] : [chars], tokenizer: tokenizer === undefined ? [] : [tokenizer] });
-    await this.persist(model, entry);
+    await this.persist(model, entry, budget);
   }
 
   /** The records of the models this instance knows, for `state()`. */
@@ -163,12 +163,13 @@ export class LearnedSizing {
 
   /** Takes over records from `state()`, at once, and writes them to the store merged with what it has. */
   async restore(records: Record<string, SizingRecord>): Promise<void> {
+    const budget = this.keeper.budget();
     await Promise.all(
       Object.entries(records).map(async ([model, record]) => {
         const entry = this.entry(model);
         this.update(entry, record);
-        this.startRead(model, entry);
-        await this.persist(model, entry);
+        this.startRead(model, entry, budget);
+        await this.persist(model, entry, budget);
       }),
     );
   }
@@ -195,21 +196,21 @@ export class LearnedSizing {
     return entry.key;
   }
 
-  private startRead(model: string, entry: Entry): void {
+  private startRead(model: string, entry: Entry, budget: StoreBudget): void {
     if (entry.reading !== undefined) return;
     entry.readAt = this.now();
-    entry.reading = this.read(model, entry).finally(() => {
+    entry.reading = this.read(model, entry, budget).finally(() => {
       entry.reading = undefined;
     });
   }
 
-  private async read(model: string, entry: Entry): Promise<void> {
-    const stored = await this.keeper.sizing(await this.key(model, entry), model);
+  private async read(model: string, entry: Entry, budget: StoreBudget): Promise<void> {
+    const stored = await this.keeper.sizing(await this.key(model, entry), model, budget);
     if (stored !== undefined) this.update(entry, stored);
   }
 
   /** Writes the record; writes of one model run one at a time, and a write begun later carries every sample learned before it. */
-  private async persist(model: string, entry: Entry): Promise<void> {
+  private async persist(model: string, entry: Entry, budget: StoreBudget): Promise<void> {
     entry.dirty = true;
     while (entry.writing !== undefined) await entry.writing;
     if (!entry.dirty) return;
@@ -217,7 +218,7 @@ export class LearnedSizing {
     const write = async () => {
       // A read under way may bring samples of other instances: the write carries them too.
       if (entry.reading !== undefined) await entry.reading;
-      await this.keeper.saveSizing(await this.key(model, entry), entry.record);
+      await this.keeper.saveSizing(await this.key(model, entry), entry.record, budget);
     };
     entry.writing = write().finally(() => {
       entry.writing = undefined;

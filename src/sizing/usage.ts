@@ -32,7 +32,7 @@ async function saveCount(engine: Engine, view: StepView, input: number, output: 
     input,
     output: typeof output === 'number' ? output : 0,
   };
-  await engine.keeper.saveCount(view.threadDigest, count, await supersededCounts(view));
+  await engine.keeper.saveCount(view.threadDigest, count, await supersededCounts(view), view.budget);
 }
 
 /**
@@ -47,5 +47,5 @@ async function learn(engine: Engine, view: StepView, input: number): Promise<voi
   const measure = measurePrompt(outgoingPrompt(view), view.params.tools);
   const { measured } = view;
   const tokenized = measured !== undefined && measured.chars === measure.chars && measured.tokens === measure.tokens && view.estimator.tokenizer !== undefined ? measured.tokenized : undefined;
-  await engine.sizing.learn(view.modelKey, { chars: measure.chars, tokenized, fixed: measure.tokens }, input);
+  await engine.sizing.learn(view.modelKey, { chars: measure.chars, tokenized, fixed: measure.tokens }, input, view.budget);
 }

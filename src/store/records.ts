@@ -9,8 +9,8 @@ import { z } from 'zod';
  *   message, and the scope), which checkpoints, provider counts and holds exist for conversations
  *   that open that way, so a step finds them with two reads. The steps before that reply keep
  *   theirs under the first message; the first step with a reply carries its checkpoint and holds
- *   over.
- * Keys hold digests only, never message text.
+ *   over. It also holds the leases of compactions under way (docs/stores.md).
+ * Keys hold digests only, never message text; with the `secret` option every value is sealed.
  */
 export const FORMAT_VERSION = 1;
 
@@ -156,6 +156,20 @@ const hold = z
 
 export type Hold = z.infer<typeof hold>;
 
+const lease = z
+  .object({
+    /** The prefix the checkpoint being written covers: its length and digest. */
+    length: z.number().int().positive(),
+    digest,
+    /** The instance writing it (random, per instance). */
+    owner: z.string().regex(/^[0-9a-f]{16}$/),
+    /** Until when it holds, in ms since the epoch; 0 releases it. */
+    until: z.number().nonnegative(),
+  })
+  .strict();
+
+export type Lease = z.infer<typeof lease>;
+
 export const threadSchema = z
   .object({
     v: z.literal(FORMAT_VERSION),
@@ -174,6 +188,13 @@ export const threadSchema = z
      * Optional: records written before it existed read as having none.
      */
     prepared: z.array(checkpointRef).max(64).optional(),
+    /**
+     * Compactions under way on some instance (docs/stores.md, the lease): the prefix each covers,
+     * the instance writing it and until when (ms since the epoch) another instance that needs the
+     * same checkpoint waits for it rather than writing its own. A lease ends when its checkpoint is
+     * listed, when it is released, or at `until`. Optional: absent when there is none.
+     */
+    leases: z.array(lease).max(16).optional(),
   })
   .strict();
 
@@ -224,6 +245,7 @@ export interface ThreadPatch {
   counts?: Thread['counts'];
   holds?: Thread['holds'];
   prepared?: Thread['checkpoints'];
+  leases?: Lease[];
 }
 
 /** The identity of each kind of thread entry: a newer entry of the same identity replaces the older. */
@@ -231,6 +253,7 @@ const entryKeys = {
   checkpoints: (item: Thread['checkpoints'][number]) => item.digest,
   counts: (item: CountRecord) => `${item.digest}:${item.checkpoint}`,
   holds: (item: Hold) => `${item.digest}:${item.checkpoint}`,
+  leases: (item: Lease) => `${item.digest}:${item.owner}`,
 };
 
 function unique<T>(items: T[], key: (item: T) => string): T[] {
@@ -238,17 +261,35 @@ function unique<T>(items: T[], key: (item: T) => string): T[] {
   return items.filter((item) => (seen.has(key(item)) ? false : (seen.add(key(item)), true)));
 }
 
-/** Merges a write into a thread: union by identity, newest first, bounded. */
-export function mergeThreads(current: Thread, next: ThreadPatch): Thread {
+/** How many leases a thread keeps, newest first. */
+const LEASE_LIMIT = 16;
+
+/**
+ * Merges a write into a thread: union by identity, newest first, bounded. A lease goes once its
+ * checkpoint is listed, once released (`until` 0) or past its time (`now`).
+ */
+export function mergeThreads(current: Thread, next: ThreadPatch, now = Date.now()): Thread {
+  const checkpoints = unique([...(next.checkpoints ?? []), ...current.checkpoints], entryKeys.checkpoints).slice(0, THREAD_LIMIT);
   const prepared = unique([...(next.prepared ?? []), ...(current.prepared ?? [])], entryKeys.checkpoints).slice(0, THREAD_LIMIT);
+  const listed = new Set([...checkpoints, ...prepared].map((ref) => ref.digest));
+  const leases = unique([...(next.leases ?? []), ...(current.leases ?? [])], entryKeys.leases)
+    .filter((item) => item.until > now && !listed.has(item.digest))
+    .slice(0, LEASE_LIMIT);
   return {
     v: FORMAT_VERSION,
-    checkpoints: unique([...(next.checkpoints ?? []), ...current.checkpoints], entryKeys.checkpoints).slice(0, THREAD_LIMIT),
+    checkpoints,
     counts: unique([...(next.counts ?? []), ...current.counts], entryKeys.counts).slice(0, THREAD_LIMIT),
     holds: unique([...(next.holds ?? []), ...current.holds], entryKeys.holds).slice(0, THREAD_LIMIT),
     // Written only once there is one, so records without prepared checkpoints stay as they were.
     ...(prepared.length === 0 ? {} : { prepared }),
+    ...(leases.length === 0 ? {} : { leases }),
   };
+}
+
+/** The leases of a thread that hold now, of instances other than `owner`. */
+export function liveLeases(thread: Thread | undefined, owner: string, now = Date.now()): Lease[] {
+  const listed = new Set([...(thread?.checkpoints ?? []), ...(thread?.prepared ?? [])].map((ref) => ref.digest));
+  return (thread?.leases ?? []).filter((item) => item.owner !== owner && item.until > now && !listed.has(item.digest));
 }
 
 /** Whether `thread` has an entry of every identity `patch` adds (a concurrent write may have dropped one). */
@@ -261,6 +302,8 @@ export function threadHas(thread: Thread, patch: ThreadPatch): boolean {
     has(patch.checkpoints, thread.checkpoints, entryKeys.checkpoints) &&
     has(patch.counts, thread.counts, entryKeys.counts) &&
     has(patch.holds, thread.holds, entryKeys.holds) &&
-    has(patch.prepared, thread.prepared ?? [], entryKeys.checkpoints)
+    has(patch.prepared, thread.prepared ?? [], entryKeys.checkpoints) &&
+    // A released lease is had when it is gone.
+    has(patch.leases?.filter((item) => item.until > 0), thread.leases ?? [], entryKeys.leases)
   );
 }

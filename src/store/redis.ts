@@ -2,14 +2,21 @@ import type { CompactionStore } from './types';
 
 /**
  * The part of a Redis client the store calls: `get`, `set` and `del` returning promises.
- * Instances of ioredis (`new Redis()`, `new Cluster()`) and of node-redis v4 to v6
- * (`createClient()`, `createCluster()`) fit as they are.
+ * Instances of ioredis (`new Redis()`, `new Cluster()`), of node-redis v4 to v6
+ * (`createClient()`, `createCluster()`) and of `@upstash/redis` (`new Redis({ url, token })`,
+ * `Redis.fromEnv()`, over HTTP) fit as they are.
  *
  * How the store calls `set` depends on the client, recognised at run time:
  * - node-redis (anything with a boolean `isOpen`): `set(key, value, { expiration: { type: 'EX',
  *   value: seconds }, EX: seconds })`; v5 and v6 read `expiration`, v4 reads `EX`.
+ * - `@upstash/redis` (no `isOpen` or `status`, a `pipeline()` method and a `json` object):
+ *   `set(key, value, { ex: seconds })`; what its `get` deserialized from JSON is turned back into
+ *   the JSON text that was stored.
  * - any other client, ioredis among them: the Redis command's own argument order,
  *   `set(key, value, 'EX', seconds)`.
+ *
+ * Whether the client is connected is read from its own state (docs/stores.md): ioredis's `status`,
+ * node-redis's `isReady`; an Upstash client has no connection to lose.
  */
 export interface RedisClientLike {
   get(key: string): Promise<unknown>;
@@ -27,7 +34,7 @@ export interface NodeRedis4ClientLike {
 
 /** Options of {@link redisStore}. */
 export interface RedisStoreOptions {
-  /** A connected (or connecting) ioredis or node-redis client; the store never connects or quits it. */
+  /** A connected (or connecting) ioredis or node-redis client, or an `@upstash/redis` client; the store never connects or quits it. */
   client: RedisClientLike | NodeRedis4ClientLike;
   /** Put before every key (default `"ai-compaction:"`); use it to separate apps sharing a database. */
   prefix?: string;
@@ -57,13 +64,13 @@ function checkOptions(options: unknown): asserts options is RedisStoreOptions {
   const { client, prefix, ttlSeconds } = options as Record<string, unknown>;
   if (client === null || (typeof client !== 'object' && typeof client !== 'function')) {
     throw new TypeError(
-      `ai-compaction: redisStore client must be an ioredis or node-redis client, got ${show(client)}`,
+      `ai-compaction: redisStore client must be an ioredis, node-redis or @upstash/redis client, got ${show(client)}`,
     );
   }
   for (const method of ['get', 'set', 'del'] as const) {
     if (typeof (client as Record<string, unknown>)[method] !== 'function') {
       throw new TypeError(
-        `ai-compaction: redisStore client must have a ${method}() method (an ioredis or node-redis client)`,
+        `ai-compaction: redisStore client must have a ${method}() method (an ioredis, node-redis or @upstash/redis client)`,
       );
     }
   }
@@ -89,12 +96,58 @@ function expirySeconds(ttlSeconds: unknown): number {
 
 let decoder: TextDecoder | undefined;
 
-function asValue(reply: unknown): string | undefined {
+function asValue(reply: unknown, upstash: boolean): string | undefined {
   if (reply === null || reply === undefined) return undefined;
   if (typeof reply === 'string') return reply;
   // A client set up to return buffers (ioredis `getBuffer`-style mappings, node-redis typeMapping).
   if (reply instanceof Uint8Array) return (decoder ??= new TextDecoder()).decode(reply);
+  // @upstash/redis parses every reply that is JSON (its automaticDeserialization, on by default):
+  // the JSON text the middleware stored comes back the same from JSON.stringify.
+  if (upstash && (typeof reply === 'object' || typeof reply === 'number' || typeof reply === 'boolean')) return JSON.stringify(reply);
   throw new TypeError(`ai-compaction: redisStore expected a string from GET, got ${show(reply)}`);
+}
+
+/** The kind of client, recognised once: the shape of a client does not change. */
+type ClientKind = 'node-redis' | 'ioredis' | 'upstash' | 'other';
+
+function kindOfClient(client: object): ClientKind {
+  const shape = client as { isOpen?: unknown; status?: unknown; pipeline?: unknown; json?: unknown };
+  // node-redis clients, clusters, sentinels and pools all expose a boolean `isOpen` getter;
+  // ioredis has `status` instead; @upstash/redis neither, but its pipeline() and json commands.
+  if (typeof shape.isOpen === 'boolean') return 'node-redis';
+  if (typeof shape.status === 'string') return 'ioredis';
+  if (typeof shape.pipeline === 'function' && typeof shape.json === 'object' && shape.json !== null) return 'upstash';
+  return 'other';
+}
+
+/** ioredis states in which commands wait for a connection that was lost (or end at once). */
+const IOREDIS_DISCONNECTED = new Set(['reconnecting', 'close', 'end']);
+/** ioredis states of a connection being made: the first one (commands queue for it), or again after a loss. */
+const IOREDIS_CONNECTING = new Set(['connecting', 'connect']);
+
+/**
+ * Whether the client can answer now, from its own state. A client that has never been ready yet is
+ * taken as connecting (its commands wait for the first connection); one that was ready and is not
+ * has lost its connection. `undefined` where the client has no such state.
+ */
+function connectionOf(client: object, kind: ClientKind): (() => boolean) | undefined {
+  let seenReady = false;
+  if (kind === 'ioredis') {
+    return () => {
+      const { status } = client as { status: string };
+      if (status === 'ready') return (seenReady = true);
+      if (IOREDIS_DISCONNECTED.has(status)) return false;
+      return !(seenReady && IOREDIS_CONNECTING.has(status));
+    };
+  }
+  if (kind === 'node-redis' && typeof (client as { isReady?: unknown }).isReady === 'boolean') {
+    return () => {
+      const { isReady, isOpen } = client as { isReady: boolean; isOpen: boolean };
+      if (isReady) return (seenReady = true);
+      return !seenReady && isOpen;
+    };
+  }
+  return undefined;
 }
 
 /**
@@ -112,33 +165,36 @@ function legacyCommands(client: unknown): RedisClientLike | undefined {
 
 /**
  * A {@link CompactionStore} in Redis, so every server instance shares checkpoints. Pass your own
- * ioredis or node-redis client; this module imports neither. Keys are `prefix + key`, every value
- * expires (`EX`) after `ttlSeconds`. Errors of the client reject the returned promises.
+ * ioredis, node-redis or `@upstash/redis` client (HTTP: the Edge runtime and serverless hosts);
+ * this module imports none. Keys are `prefix + key`, every value expires (`EX`) after
+ * `ttlSeconds`. Errors of the client reject the returned promises; `connected()` reads the
+ * client's own state.
  *
  * @throws TypeError when the client lacks get/set/del, `prefix` is not a string or `ttlSeconds`
  *   is not a positive integer.
  */
 export function redisStore(options: RedisStoreOptions): CompactionStore {
   checkOptions(options);
-  // node-redis clients, clusters, sentinels and pools all expose a boolean `isOpen` getter;
-  // ioredis has `status` instead. Decided once: the shape of a client does not change.
-  const nodeRedis = typeof (options.client as { isOpen?: unknown }).isOpen === 'boolean';
-  const client = (nodeRedis ? legacyCommands(options.client) : undefined) ?? (options.client as RedisClientLike);
+  const kind = kindOfClient(options.client);
+  const client = (kind === 'node-redis' ? legacyCommands(options.client) : undefined) ?? (options.client as RedisClientLike);
   const prefix = options.prefix ?? DEFAULT_PREFIX;
   const defaultTtl = options.ttlSeconds ?? DEFAULT_TTL_SECONDS;
+  const connected = connectionOf(options.client, kind);
 
   return {
     async get(key) {
-      return asValue(await client.get(prefix + key));
+      return asValue(await client.get(prefix + key), kind === 'upstash');
     },
     async set(key, value, setOptions) {
       const seconds =
         setOptions?.ttlSeconds === undefined ? defaultTtl : expirySeconds(setOptions.ttlSeconds);
-      if (nodeRedis) {
+      if (kind === 'node-redis') {
         await client.set(prefix + key, value, {
           expiration: { type: 'EX', value: seconds },
           EX: seconds,
         });
+      } else if (kind === 'upstash') {
+        await client.set(prefix + key, value, { ex: seconds });
       } else {
         await client.set(prefix + key, value, 'EX', seconds);
       }
@@ -146,5 +202,6 @@ export function redisStore(options: RedisStoreOptions): CompactionStore {
     async delete(key) {
       await client.del(prefix + key);
     },
+    ...(connected === undefined ? {} : { connected }),
   };
 }

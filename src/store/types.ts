@@ -1,9 +1,12 @@
 /**
- * Where checkpoints and provider counts live. Values are opaque JSON strings written by the
- * middleware; a store only keeps them. Every method may reject: the middleware then carries on
- * as if the key were absent and logs a warning.
+ * Where checkpoints and provider counts live. Values are opaque strings written by the
+ * middleware (JSON, or sealed with the `secret` option); a store only keeps them. Every method may
+ * reject: the middleware then carries on as if the key were absent and logs a warning.
  *
- * Back it with anything that can get, set with a time to live, and delete a string by key.
+ * Back it with anything that can get, set with a time to live, and delete a string by key. A step
+ * waits for the store at most 5 seconds in all, whatever number of calls it makes; once a call has
+ * not answered in time, or `connected()` says `false`, the middleware goes on without the store
+ * (in memory) and probes it until it answers again (docs/stores.md).
  */
 export interface CompactionStore {
   /** The value under `key`, or `undefined` when there is none. */
@@ -12,4 +15,11 @@ export interface CompactionStore {
   set(key: string, value: string, options?: { ttlSeconds?: number }): Promise<void>;
   /** Removes `key`; removing a missing key is not an error. */
   delete(key: string): Promise<void>;
+  /**
+   * Optional: whether the store can answer now, from its client's own state (a network client that
+   * has lost its connection and is reconnecting says `false`). Called before each store call, so it
+   * must be cheap and synchronous. `false` makes the middleware skip the store at once instead of
+   * waiting for a call to time out; leave it out, or return `true`, when the state is not known.
+   */
+  connected?(): boolean;
 }

@@ -42,7 +42,8 @@ function expectPairsWhole(prompt: readonly Message[]): void {
 const toolCallIds = (prompt: readonly Message[]) => prompt.flatMap((message) => partsOf(message).filter((part) => part.type === 'tool-call').map((part) => part.toolCallId));
 
 async function viewOf(conversation: Message[], checkpoint?: StoredCheckpoint) {
-  const view = await resolveView(new Keeper(memoryStore(), () => {}), { prompt: conversation }, '', 'mock-provider:mock-model-id', FIXED_ESTIMATOR);
+  const keeper = new Keeper(memoryStore(), { warn: () => {} });
+  const view = await resolveView(keeper, { prompt: conversation }, '', 'mock-provider:mock-model-id', FIXED_ESTIMATOR, keeper.budget());
   return checkpoint === undefined ? view : withCheckpoint(view, checkpoint);
 }
 

@@ -30,6 +30,7 @@ describe('resolveOptions', () => {
         prepare: 0.8,
         waitUntil: undefined,
         clearToolResults: false,
+        secret: undefined,
       });
       expect(DEFAULT_KEEP).toBe(15_000);
       expect(DEFAULT_SUMMARY_OUTPUT_TOKENS).toBe(32_000);
@@ -137,6 +138,25 @@ describe('resolveOptions', () => {
       const error = refusal({ summarizer: 'openai/gpt-5' });
       expect(error.message).toContain('summarizer');
       expect(error.message).toContain('"openai/gpt-5"');
+    });
+
+    it('should keep a secret as a list, the one given or the list given', () => {
+      const secret = 's'.repeat(32);
+      expect(resolveOptions({ secret }).secret).toEqual([secret]);
+      expect(resolveOptions({ secret: [secret, 't'.repeat(40)] }).secret).toEqual([secret, 't'.repeat(40)]);
+    });
+
+    it.each([
+      ['s'.repeat(31), 'a string of 31 characters'],
+      [[], 'an empty list'],
+      [['s'.repeat(32), 'short'], 'a list whose entry 1 is a string of 5 characters'],
+      [[42], 'a list whose entry 0 is 42'],
+      [32, '32'],
+    ])('should refuse the secret %j naming the option, never showing the secret', (secret, shown) => {
+      const error = refusal({ secret });
+      expect(error.message).toBe(`ai-compaction: option secret must be a string of at least 32 characters, or a non-empty list of them (the first seals, any opens), got ${shown}`);
+      expect(error.message).not.toContain('short');
+      expect(() => compaction({ secret: secret as string })).toThrow(error.message);
     });
 
     it('should refuse an unknown option by name', () => {

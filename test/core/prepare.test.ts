@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { APICallError, generateText, stepCountIs, wrapLanguageModel } from 'ai';
-import { type CompactionRecord, compaction, memoryStore } from '../../src';
+import { type CompactionRecord, compaction, compactionOf, memoryStore } from '../../src';
 import { checkpointText } from '../../src/checkpoint/message';
 import { UPDATE_PROMPT } from '../../src/checkpoint/prompts';
 import { resolveOptions } from '../../src/options';
@@ -152,7 +152,9 @@ describe('prepare (SPEC 14)', () => {
         tokensAfter: record.tokensAfter,
         summary: SUMMARY,
         usage: record.usage,
+        prepared: true,
       });
+      expect(compactionOf(result.providerMetadata)).toEqual(result.providerMetadata?.compaction);
       // The request made in the background, counted on this step that sends it: the scripted provider
       // reports the summary request's estimate as its input tokens, and 200 output tokens.
       expect(record.usage).toMatchObject({ requests: 1, inputTokens: estimatePrompt(scripted.summaryCalls()[0]!.prompt), outputTokens: 200 });
@@ -195,7 +197,7 @@ describe('prepare (SPEC 14)', () => {
       await settled();
       const parts = await read(atCeiling());
       const finish = parts.find((part) => part.type === 'finish')!;
-      expect(finish.providerMetadata?.compaction).toMatchObject({ reason: 'auto', messagesCovered: 14 });
+      expect(finish.providerMetadata?.compaction).toMatchObject({ reason: 'auto', messagesCovered: 14, prepared: true });
       expect(middleware.last()!.prepared).toBe(true);
     });
 

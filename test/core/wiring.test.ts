@@ -4,7 +4,6 @@ import { checkpointText } from '../../src/checkpoint/message';
 import { SUMMARY_FIRST_LINE } from '../../src/checkpoint/prompts';
 import type { CallOptions, FunctionTool, Message } from '../../src/prompt/types';
 import { estimatePrompt } from '../../src/sizing/estimate';
-import { Keeper, STORE_TIMEOUT_MS } from '../../src/store/keeper';
 import { MockLanguageModel, SUMMARY, textResult } from '../support/models';
 import { assistant, chat, recordingLogger, scriptedModel, system, textOf, user, wrap } from '../support/harness';
 
@@ -357,71 +356,6 @@ describe('a store that fails or returns garbage (SPEC 11)', () => {
     expect(scripted.stepCalls().map((call) => call.prompt)).toEqual(expected);
     expect(scripted.summaryCalls()).toHaveLength(2);
     expect(log.warn.some((line) => line.includes(warning))).toBe(true);
-  });
-});
-
-describe('a store that never answers', () => {
-  it('should count a call past the timeout as failed, and let the next write of the same index go on', async () => {
-    const warnings: string[] = [];
-    const inner = memoryStore();
-    let sets = 0;
-    // The first write never settles; later ones do.
-    const store: CompactionStore = {
-      get: (key) => inner.get(key),
-      set: (key, value) => (sets++ === 0 ? new Promise<void>(() => {}) : inner.set(key, value)),
-      delete: (key) => inner.delete(key),
-    };
-    const keeper = new Keeper(store, (line) => warnings.push(line), 50);
-    const thread = 'c'.repeat(64);
-    const count = (length: number) => ({ length, digest: 'd'.repeat(64), checkpoint: null, frame: 'e'.repeat(64), input: length * 100, output: 10 });
-
-    const first = keeper.saveCount(thread, count(1), new Set());
-    const second = keeper.saveCount(thread, count(3), new Set());
-    expect(await first).toBe(false);
-    expect(await second).toBe(true);
-    expect(warnings).toEqual([`ai-compaction: writing thread:${thread} to the store failed (no answer within 50 ms; until it answers, one call at a time tries it)`]);
-    expect((await keeper.thread(thread)).counts.map((entry) => entry.input)).toEqual([300]);
-  });
-
-  it('should try a store that timed out one call at a time until it answers, warning once', async () => {
-    const warnings: string[] = [];
-    let gets = 0;
-    // The first two reads never answer; later ones do.
-    const store: CompactionStore = {
-      get: () => (++gets <= 2 ? new Promise<undefined>(() => {}) : Promise.resolve(undefined)),
-      set: async () => {},
-      delete: async () => {},
-    };
-    const keeper = new Keeper(store, (line) => warnings.push(line), 50);
-    const thread = 'c'.repeat(64);
-    expect((await keeper.thread(thread)).counts).toEqual([]);
-    expect(gets).toBe(1);
-    // Stalled: this read tries the store; while it does, another read does not call it.
-    const trying = keeper.thread(thread);
-    expect((await keeper.thread(thread)).counts).toEqual([]);
-    expect(gets).toBe(2);
-    await trying;
-    // That try timed out too, quietly; the next one is answered, and the store is used again.
-    await keeper.thread(thread);
-    expect(gets).toBe(3);
-    await Promise.all([keeper.thread(thread), keeper.thread(thread)]);
-    expect(gets).toBe(5);
-    expect(warnings).toEqual([`ai-compaction: reading thread:${thread} from the store failed (no answer within 50 ms; until it answers, one call at a time tries it); going on without it`]);
-  });
-
-  it('should not return a cached checkpoint for an entry that gives it another length', async () => {
-    const warnings: string[] = [];
-    const keeper = new Keeper(memoryStore(), (line) => warnings.push(line));
-    const digest = 'a'.repeat(64);
-    const checkpoint = { v: 1 as const, digest, length: 4, summary: 's', record: '', reason: 'auto' as const, tokensBefore: 10, tokensAfter: 5, createdAt: 0 };
-    expect(await keeper.saveCheckpoint('c'.repeat(64), checkpoint)).toBe(true);
-    expect(await keeper.checkpoint(digest, 4)).toEqual(checkpoint);
-    expect(await keeper.checkpoint(digest, 3)).toBeUndefined();
-    expect(warnings).toEqual([`ai-compaction: ignored a checkpoint under cp:${digest} whose length does not match its entry`]);
-  });
-
-  it('should wait 5 seconds for a store call by default', () => {
-    expect(STORE_TIMEOUT_MS).toBe(5_000);
   });
 });
 

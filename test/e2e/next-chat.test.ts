@@ -1,55 +1,51 @@
 // The Next.js example (examples/next-chat) in a real browser: the built app (`next build`, then
-// `next start`) talks to the local provider server through the real `@ai-sdk/openai` client, with
-// a small context window, and headless Chromium types 30 messages, some of them long pastes, on
-// each of the three paths: the Node.js route handler (`useChat` + `streamText`), the Edge route
-// and the server action (`generateText`). Every reply must appear (rendered from markdown), the
-// compaction notice must show, with a divider where the checkpoint ends and the messages it covers
-// dimmed, the page's link in the navigation must be marked, and nothing may go wrong: no error in
-// the chat, none in the browser's console (a missing favicon was one), no uncaught one. A
-// screenshot of the compaction point is saved to test-results/ (on failure, of the whole page).
+// `next start`) talks to the local provider server's chat assistant through the real
+// `@ai-sdk/openai` client, with a small context window, and headless Chromium types a chat of about
+// 30 messages (facts, pasted documents and logs, questions about the facts) on each of the three
+// paths: the Node.js route handler (`useChat` + `streamText`), the Edge route and the server
+// action (`generateText`). On each path:
+// - every reply appears (rendered from markdown), every question about an earlier fact is answered
+//   right, and after the conversation was compacted a question about the first fact is answered
+//   from the checkpoint (the message that gave it is no longer in the prompt);
+// - the compaction notice shows (its figures said to be estimates; a checkpoint prepared ahead
+//   says that the divider marks where the summary was written), with a divider where the
+//   checkpoint ends and the messages it covers dimmed;
+// - regenerate makes the last reply again; a reload keeps the conversation; stop ends a long reply
+//   mid-way (the provider server writes slowly for it); a new chat starts empty, the old one stays
+//   listed and opens again;
+// - at 390 px wide the header stays on one line and nothing scrolls sideways; the composer stays
+//   pinned at the bottom;
+// - nothing goes wrong: no error in the chat, none in the browser's console, no uncaught one.
+// Then: concurrent requests each get their own compaction; with REDIS_URL the checkpoints live in
+// Redis (a restarted server finds them); `npm run example` starts and serves.
+// Screenshots go to test-results/ (on failure, of the whole page).
 //
 // Needs: `npm run build` (the app consumes dist/), `npm ci --prefix examples/next-chat`, and
 // Debian's chromium at /usr/bin/chromium. Missing pieces fail in beforeAll with the command to run.
 
+import { type ChildProcess, spawn } from 'node:child_process';
+import Redis from 'ioredis';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Browser, assertChromium, launchBrowser, screenshot, withPage } from '../support/browser';
-import { type NextApp, assertNextAppPrerequisites, buildNextApp, startNextApp } from '../support/next-app';
-import { type ProviderServer, startProviderServer } from '../support/provider-server/index';
+import { type NextApp, REPO_DIR, assertNextAppPrerequisites, buildNextApp, freePort, startNextApp } from '../support/next-app';
+import { type ChatTurn, type ProviderServer, assistantAgent, chatSession, judgeRecall, startProviderServer } from '../support/provider-server/index';
+import { startRedisServer } from '../support/redis-server';
 
 const WINDOW = 8_000;
-const MESSAGES = 30;
 const REPLY_TIMEOUT = 20_000;
-
-const LOG_WORDS = ['worker', 'queue', 'retry', 'timeout', 'GET', 'POST', '/api/orders', '/api/users', 'cache', 'miss', 'hit', 'db', 'pool', 'latency', 'ms', 'ok', 'WARN', 'INFO', 'ERROR', 'payload', 'shard', 'lease', 'token', 'refresh'];
-
-/** Deterministic pasted text (a log excerpt) of about `chars` characters. */
-function pasted(seed: number, chars: number): string {
-  let state = seed * 2654435761;
-  const next = () => {
-    state = (state * 1103515245 + 12345) % 2147483648;
-    return state;
-  };
-  const lines: string[] = [];
-  let length = 0;
-  for (let line = 0; length < chars; line++) {
-    const words = Array.from({ length: 6 + (next() % 8) }, () => LOG_WORDS[next() % LOG_WORDS.length]);
-    const text = `2025-03-${String(1 + (seed % 28)).padStart(2, '0')}T10:${String(line % 60).padStart(2, '0')}:${String(next() % 60).padStart(2, '0')}Z ${words.join(' ')} id=${next() % 100000}`;
-    lines.push(text);
-    length += text.length + 1;
-  }
-  return lines.join('\n').slice(0, chars);
-}
+/** A slow model, for a reply long enough to stop: about 8 s for the list of every fact. */
+const SLOW = { promptTokensPerSecond: 1_000_000, outputTokensPerSecond: 40 };
 
 /**
- * Message `i` (1-based) of a conversation: a short question, every third one with 3,000 to 6,000
- * pasted characters. The tag keeps the conversations of the three paths apart (identical
- * conversations would share their checkpoints, and the later ones would not need to compact).
+ * The chat of a path: a seeded chat session (facts first, then documents, logs and questions),
+ * with a pasted log after every third turn to fill the small window. The tag keeps the paths'
+ * conversations apart (identical conversations would share their checkpoints).
  */
-function message(i: number, tag: string): string {
-  const head = `Message ${i}: what stands out in this part of the ${tag} incident`;
-  if (i % 3 !== 0) return `${head}? Keep it short.`;
-  return `${head}? Here is the log:\n${pasted(i, 3_000 + ((i * 1_237) % 3_001))}`;
+function conversation(tag: string): ChatTurn[] {
+  const base = chatSession({ seed: `e2e-${tag}`, turns: 22, pasteChars: [3_000, 6_000] });
+  const pastes = chatSession({ seed: `e2e-pastes-${tag}`, turns: 200, pasteChars: [3_000, 6_000] }).filter((turn) => turn.kind === 'paste');
+  return base.flatMap((turn, index) => (index % 3 === 2 ? [turn, pastes[index]!] : [turn]));
 }
 
 let server: ProviderServer;
@@ -61,7 +57,7 @@ beforeAll(async () => {
   // fail fast, before the minute-long build, when something is missing
   assertChromium();
   assertNextAppPrerequisites();
-  server = await startProviderServer({ contextWindow: WINDOW });
+  server = await startProviderServer({ contextWindow: WINDOW, agent: assistantAgent() });
   let started = Date.now();
   const build = await buildNextApp();
   timings[build.built ? 'next build' : 'next build (reused)'] = Date.now() - started;
@@ -78,7 +74,11 @@ afterAll(async () => {
   console.log(`next-chat e2e timings (ms): ${JSON.stringify(timings)}\nprovider requests: ${JSON.stringify(stats)}`);
 });
 
-const PAGES: Record<string, string> = { '/': 'Route handler', '/edge': 'Edge route', '/action': 'Server action' };
+const PAGES: Record<string, { label: string; short: string }> = {
+  '/': { label: 'Route handler', short: 'Node' },
+  '/edge': { label: 'Edge route', short: 'Edge' },
+  '/action': { label: 'Server action', short: 'Action' },
+};
 
 /**
  * A page of the app: loaded, its navigation and favicon checked, then `body`; it fails on any
@@ -94,9 +94,9 @@ async function onPage<T>(name: string, path: string, body: (page: Page) => Promi
       });
       page.on('pageerror', (error) => errors.push(`uncaught: ${error.message}`));
       await page.goto(`${app.url}${path}`);
-      await expect.poll(() => page.getByTestId('composer').getAttribute('data-status')).toBe('ready');
+      await ready(page);
       // the navigation marks this page, and only this one
-      await expect.poll(() => page.locator('nav a[aria-current="page"]').allTextContents()).toEqual([PAGES[path]]);
+      await expect.poll(() => page.locator('nav a[aria-current="page"]').allInnerTexts()).toEqual([PAGES[path]!.label]);
       // a favicon, served (its absence was a 404 in the console on every load)
       const icon = await page.locator('head link[rel="icon"]').first().getAttribute('href');
       expect(icon, 'link rel="icon"').toBeTruthy();
@@ -113,46 +113,64 @@ async function onPage<T>(name: string, path: string, body: (page: Page) => Promi
   }
 }
 
-const assistantTexts = (page: Page) => page.locator('[data-testid="message"][data-role="assistant"] .text').allTextContents();
+const ready = (page: Page) => expect.poll(() => page.getByTestId('composer').getAttribute('data-status'), { timeout: REPLY_TIMEOUT }).toBe('ready');
+const replies = (page: Page) => page.locator('[data-testid="message"][data-role="assistant"]');
+const assistantTexts = (page: Page) => page.locator('[data-testid="message"][data-role="assistant"] .text').allInnerTexts();
+const messageTexts = (page: Page) => page.locator('[data-testid="message"] .text').allInnerTexts();
 
-/** Types the messages one by one and waits for each reply. */
-async function converse(page: Page, count: number, tag: string): Promise<void> {
-  const input = page.getByTestId('chat-input');
-  const composer = page.getByTestId('composer');
-  const replies = page.locator('[data-testid="message"][data-role="assistant"]');
-  for (let i = 1; i <= count; i++) {
-    await input.fill(message(i, tag));
-    await page.getByTestId('send').click();
-    await expect.poll(() => replies.count(), { timeout: REPLY_TIMEOUT, message: `reply to message ${i}` }).toBe(i);
-    await expect.poll(() => composer.getAttribute('data-status'), { timeout: REPLY_TIMEOUT, message: `ready after message ${i}` }).toBe('ready');
-    const errors = await page.getByTestId('chat-error').allTextContents();
-    expect(errors, `error shown after message ${i}`).toEqual([]);
+/** Sends a message and waits for its reply (the `count`-th); returns the reply's text. */
+async function send(page: Page, text: string, count: number): Promise<string> {
+  await page.getByTestId('chat-input').fill(text);
+  await page.getByTestId('send').click();
+  await expect.poll(() => replies(page).count(), { timeout: REPLY_TIMEOUT, message: `reply ${count}` }).toBe(count);
+  await ready(page);
+  expect(await page.getByTestId('chat-error').allTextContents(), `error shown after message ${count}`).toEqual([]);
+  return (await assistantTexts(page)).at(-1)!;
+}
+
+/** Types the turns one by one, waits for each reply, and judges the answer to every question. */
+async function converse(page: Page, turns: ChatTurn[]): Promise<void> {
+  for (const [index, turn] of turns.entries()) {
+    const text = await send(page, turn.text, index + 1);
+    if (turn.kind === 'question') expect(judgeRecall(text, turn.question), `reply ${index + 1} to “${turn.text}”: ${text}`).toBe('right');
   }
 }
 
-/** Checks the finished conversation; returns how many compaction notices it shows. */
-async function checkConversation(page: Page, name: string, count: number): Promise<number> {
+/** Checks the finished conversation; returns its notices (text, and whether each says it was prepared ahead). */
+async function checkConversation(page: Page, name: string, count: number): Promise<Array<{ text: string; ahead: boolean }>> {
   const texts = await assistantTexts(page);
   expect(texts).toHaveLength(count);
-  texts.forEach((text, index) => {
-    // the scripted model quotes the start of the message it answers
-    expect(text, `reply ${index + 1}`).toContain(`Message ${index + 1}:`);
-    // rendered from markdown: a numbered list with code spans, not backticks
-    expect(text, `reply ${index + 1}`).not.toContain('`');
-  });
-  const lastReply = page.locator('[data-testid="message"][data-role="assistant"] .text').last();
-  expect(await lastReply.locator('ol > li').count(), 'list items in the last reply').toBeGreaterThan(1);
-  expect(await lastReply.locator('code').count(), 'code spans in the last reply').toBeGreaterThan(0);
+  // rendered from markdown: no `**` or backticks are left, lists are lists
+  for (const [index, text] of texts.entries()) {
+    expect(text, `reply ${index + 1}`).not.toMatch(/\*\*|`/);
+  }
+  expect(await page.locator('[data-testid="message"][data-role="assistant"] .text ul > li').count(), 'list items').toBeGreaterThan(3);
+  expect(await page.locator('[data-testid="message"][data-role="assistant"] .text code').count(), 'code spans').toBeGreaterThan(0);
+  expect(await page.locator('[data-testid="message"][data-role="assistant"] .text [data-streamdown="strong"]').count(), 'bold values').toBeGreaterThan(0);
 
-  const notices = await page.getByTestId('compaction-notice').allTextContents();
-  expect(notices.length, 'compaction notices').toBeGreaterThan(0);
-  for (const notice of notices) expect(notice).toMatch(/^Conversation compacted: \d+ messages summarized \([\d,]+ → [\d,]+ tokens/);
+  const notices = await page.getByTestId('compaction-notice').evaluateAll((all) =>
+    all.map((notice) => ({ text: notice.querySelector('span')!.textContent ?? '', since: Number(notice.getAttribute('data-since')), note: notice.querySelector('[data-testid="prepared-note"]')?.textContent ?? null })),
+  );
+  expect(notices.length, 'compaction notices').toBeGreaterThan(1);
+  for (const notice of notices) {
+    // the figures are the middleware's estimates, and the notice says so
+    expect(notice.text).toMatch(/^Conversation compacted: \d+ messages summarized \(estimated [\d,]+ → [\d,]+ tokens\)$/);
+    // prepared ahead: written where the divider is, some messages before this turn
+    if (notice.since > 0) {
+      expect(notice.note).toBe(
+        `Prepared ahead: the summary was written ${notice.since} message${notice.since === 1 ? '' : 's'} earlier, where the divider is, while the chat went on; the messages after the divider are still sent in full.`,
+      );
+    } else {
+      expect(notice.note).toBeNull();
+    }
+  }
   expect(await page.getByTestId('chat-error').count()).toBe(0);
-  // the summary is rendered from markdown too: headings, not `##`
+  // the summary is rendered from markdown too: headings, not `##`; it lists the facts it saw
   const summary = page.getByTestId('compaction-notice').last().locator('details');
   await summary.locator('summary').click();
   expect(await summary.locator('.summary h2').count(), 'headings in the summary').toBeGreaterThan(1);
   expect(await summary.locator('.summary').textContent()).not.toContain('## ');
+  expect(await summary.locator('.summary').textContent()).toContain('Important Context');
   await summary.locator('summary').click();
 
   // one divider per compaction, where its checkpoint ends; the newest is what the model sees now,
@@ -161,6 +179,7 @@ async function checkConversation(page: Page, name: string, count: number): Promi
     Array.from(list.children, (item) => ({
       divider: item.getAttribute('data-testid') === 'compaction-divider',
       current: item.getAttribute('data-current') === 'true',
+      ahead: item.getAttribute('data-ahead') === 'true',
       at: Number(item.getAttribute('data-covered')),
       text: item.textContent ?? '',
       message: item.querySelector('[data-testid="message"]') !== null,
@@ -169,14 +188,15 @@ async function checkConversation(page: Page, name: string, count: number): Promi
     })),
   );
   const dividers = items.filter((item) => item.divider);
-  expect(dividers, 'one divider per compaction').toHaveLength(notices.length);
+  expect(dividers.length, 'a divider per place a compaction cut').toBeGreaterThan(0);
+  expect(dividers.length).toBeLessThanOrEqual(notices.length);
   expect(dividers.filter((item) => item.current), 'the current divider').toHaveLength(1);
   const current = items.findIndex((item) => item.current);
-  const at = items[current]!.at;
+  const { at, ahead } = items[current]!;
   const messages = items.filter((item) => item.message);
   expect(messages).toHaveLength(count * 2);
   expect(items.slice(0, current).filter((item) => item.message), 'messages above the current divider').toHaveLength(at);
-  expect(items[current]!.text).toBe(`↑ The model now sees the ${at} messages above as the summary`);
+  expect(items[current]!.text).toBe(`↑ The model now sees the ${at} messages above as the summary${ahead ? ', written here ahead of time' : ''}`);
   expect(items[current + 1]!.message, 'a message right below the divider').toBe(true);
   messages.forEach((message, index) => {
     if (index < at) {
@@ -187,14 +207,142 @@ async function checkConversation(page: Page, name: string, count: number): Promi
       expect(message.opacity, `message ${index + 1} (after the cut)`).toBe(1);
     }
   });
-  // the newest notice names the same messages; the checkpoint covers all but the message it answered
-  expect(notices.at(-1)).toMatch(new RegExp(`^Conversation compacted: ${at} messages summarized`));
   expect(at % 2, 'the cut falls before a user message').toBe(0);
 
   // for a person to look at: the current divider, with the messages around it
   await page.locator('[data-testid="compaction-divider"][data-current="true"]').evaluate((divider) => divider.scrollIntoView({ block: 'center' }));
   await screenshot(page, `${name}-passed`);
-  return notices.length;
+  return notices.map((notice) => ({ text: notice.text, ahead: notice.since > 0 }));
+}
+
+/** The composer is pinned to the bottom of the window, wherever the page is scrolled. */
+async function expectPinnedComposer(page: Page): Promise<void> {
+  for (const top of [0, 1e9]) {
+    await page.evaluate((y) => window.scrollTo(0, y), top);
+    const { bottom, height } = await page.evaluate(() => ({ bottom: document.querySelector('.composer-bar')!.getBoundingClientRect().bottom, height: window.innerHeight }));
+    expect(Math.abs(bottom - height), `the composer's bottom (${bottom}) at the window's (${height}), scrolled to ${top}`).toBeLessThanOrEqual(1);
+  }
+}
+
+/** The last request the provider answered that was not a summary request. */
+const lastStep = () => server.requests.filter((request) => !request.isSummaryRequest && !request.rejected).at(-1)!;
+const userTexts = (body: unknown) => (body as { messages: Array<{ role: string; content: unknown }> }).messages.filter((m) => m.role === 'user').map((m) => String(m.content));
+
+/** Everything a path goes through after its conversation (see the top of this file). */
+async function afterConversation(page: Page, name: string, path: string, turns: ChatTurn[]): Promise<void> {
+  const streaming = path !== '/action';
+  let count = turns.length;
+
+  // a question about one of the first facts (one never corrected), given before the first
+  // compaction: answered from the checkpoint, the message that gave it no longer in the prompt
+  const corrected = new Set(turns.flatMap((turn) => (turn.kind === 'fact' && turn.correction ? turn.facts.map((f) => f.name) : [])));
+  const first = turns.slice(0, 2).find((turn) => turn.kind === 'fact' && !corrected.has(turn.facts[0]!.name));
+  if (first?.kind !== 'fact') throw new Error('the session starts with two facts, one of them never corrected');
+  const fact = { ...first.facts[0]!, stale: [] as string[] };
+  const answer = await send(page, `What was the ${fact.name} I gave you?`, ++count);
+  expect(judgeRecall(answer, { expected: fact.value, stale: [] }), answer).toBe('right');
+  const prompt = userTexts(lastStep().body);
+  expect(prompt, 'the message that gave the fact is no longer in the prompt').not.toContain(first.text);
+  expect(prompt.some((text) => text.includes(fact.value)), 'a checkpoint still shows the fact').toBe(true);
+
+  // regenerate: the last reply is made again (the assistant is deterministic: the same words)
+  const before = server.requests.length;
+  const messagesBefore = await messageTexts(page);
+  await page.getByTestId('regenerate').click();
+  await expect.poll(() => server.requests.length > before, { timeout: REPLY_TIMEOUT }).toBe(true);
+  await ready(page);
+  expect(await messageTexts(page)).toEqual(messagesBefore);
+  expect(userTexts(lastStep().body).at(-1)).toBe(`What was the ${fact.name} I gave you?`);
+  expect(await page.getByTestId('regenerate').count(), 'regenerate, under the last reply only').toBe(1);
+
+  // a reload keeps the conversation, its notices and its divider
+  const notices = await page.getByTestId('compaction-notice').allInnerTexts();
+  await page.reload();
+  await ready(page);
+  expect(await messageTexts(page)).toEqual(messagesBefore);
+  expect(await page.getByTestId('compaction-notice').allInnerTexts()).toEqual(notices);
+  expect(await page.locator('[data-testid="compaction-divider"][data-current="true"]').count()).toBe(1);
+  await expectPinnedComposer(page);
+
+  // stop mid-reply: a slow model and a long reply (every fact it has)
+  server.setSpeed(SLOW);
+  try {
+    const mark = server.requests.length;
+    await page.getByTestId('chat-input').fill('What do you remember?');
+    await page.getByTestId('send').click();
+    if (streaming) {
+      // the reply has begun to arrive
+      await expect.poll(async () => ((await assistantTexts(page)).length > count ? (await assistantTexts(page)).at(-1)!.length : 0), { timeout: REPLY_TIMEOUT }).toBeGreaterThan(0);
+    } else {
+      await expect.poll(() => page.getByTestId('pending').count(), { timeout: REPLY_TIMEOUT }).toBe(1);
+      await expect.poll(() => server.requests.length > mark, { timeout: REPLY_TIMEOUT }).toBe(true);
+    }
+    // the server action's answer: a POST to the page with a Next-Action header
+    const answered = streaming ? undefined : page.waitForResponse((response) => response.request().headers()['next-action'] !== undefined, { timeout: REPLY_TIMEOUT });
+    await page.getByTestId('stop').click();
+    await ready(page);
+    const whole = server.requests.slice(mark).find((request) => !request.isSummaryRequest)!.reply!.text;
+    const newest = whole.split('\n').at(-1)!.replace(/^- \*\*(.+?)\*\*:.*$/, '$1');
+    expect(whole.split('\n').length, 'a long reply').toBeGreaterThan(10);
+    if (streaming) {
+      count++;
+      // the stopped reply stays as far as it came, short of its end
+      const partial = (await assistantTexts(page)).at(-1)!;
+      expect(partial.length).toBeGreaterThan(0);
+      expect(partial, 'the stopped reply').not.toContain(newest);
+      await page.reload();
+      await ready(page);
+      expect((await assistantTexts(page)).at(-1), 'the stopped reply, kept').toBe(partial);
+    } else {
+      // a server action cannot be aborted: its reply arrives and is dropped
+      await (await answered!).finished();
+      expect(await replies(page).count()).toBe(count);
+    }
+  } finally {
+    server.setSpeed(undefined);
+  }
+  const conversationLength = await page.locator('[data-testid="message"]').count();
+
+  // a new chat starts empty, for the model too; the old one stays listed and opens again
+  await page.getByTestId('new-chat').click();
+  await expect.poll(() => page.locator('[data-testid="message"]').count()).toBe(0);
+  expect(await page.getByTestId('empty').count()).toBe(1);
+  expect(await page.locator('[data-testid="conversations"] option').count()).toBe(2);
+  const fresh = await send(page, `What was the ${fact.name} I gave you?`, 1);
+  expect(judgeRecall(fresh, { expected: fact.value, stale: fact.stale }), fresh).toBe('forgotten');
+  expect(userTexts(lastStep().body)).toEqual([`What was the ${fact.name} I gave you?`]);
+  await page.reload();
+  await ready(page);
+  expect(await page.locator('[data-testid="message"]').count(), 'the new chat, kept').toBe(2);
+  const old = await page.locator('[data-testid="conversations"] option').evaluateAll((options, start) => options.find((o) => o.textContent?.startsWith(start))?.getAttribute('value'), turns[0]!.text.slice(0, 40));
+  expect(old, `the first conversation listed as “${turns[0]!.text}”`).toBeTruthy();
+  await page.getByTestId('conversations').selectOption(old!);
+  await expect.poll(() => page.locator('[data-testid="message"]').count()).toBe(conversationLength);
+
+  // 390 px wide: the header on one line, nothing wider than the window, the composer pinned
+  await page.setViewportSize({ width: 390, height: 844 });
+  await expect.poll(() => page.locator('nav a[aria-current="page"]').allInnerTexts()).toEqual([PAGES[path]!.short]);
+  const layout = await page.evaluate(() => {
+    const header = document.querySelector('header')!;
+    // the middle of each item: one line when they are all level
+    const tops = Array.from(header.querySelectorAll('strong, nav a'), (element) => {
+      const { top, bottom } = element.getBoundingClientRect();
+      return Math.round((top + bottom) / 2);
+    });
+    const wider = Array.from(document.querySelectorAll('body *'))
+      .filter((element) => element.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5 && element.closest('pre, .text') === null)
+      .map((element) => `${element.tagName.toLowerCase()}.${element.className}`);
+    return { scrollWidth: document.documentElement.scrollWidth, clientWidth: document.documentElement.clientWidth, header: header.getBoundingClientRect().height, tops, wider };
+  });
+  expect(layout.scrollWidth, 'no horizontal scroll').toBe(layout.clientWidth);
+  expect(layout.clientWidth).toBe(390);
+  expect(layout.wider, 'elements wider than the window').toEqual([]);
+  expect(new Set(layout.tops).size, `the header's items on one line: ${layout.tops}`).toBe(1);
+  expect(layout.header).toBeLessThan(56);
+  await expectPinnedComposer(page);
+  await page.locator('[data-testid="compaction-divider"][data-current="true"]').evaluate((divider) => divider.scrollIntoView({ block: 'center' }));
+  await screenshot(page, `${name}-390`);
+  await page.setViewportSize({ width: 1100, height: 900 });
 }
 
 const stats: Record<string, { notices: number; requests: number; summaryRequests: number; rejected: number }> = {};
@@ -207,51 +355,49 @@ function summaryRequestsSince(mark: number, name: string, notices: number): numb
   return summaryRequests;
 }
 
+/** The server's log lines of compactions since `mark` (lib/model.ts logs through console). */
+const compactionLines = (mark: number) => app.output().slice(mark).match(/ai-compaction: compacted \d+ messages \(auto(, prepared ahead)?\)/g) ?? [];
+
 describe('examples/next-chat in Chromium', () => {
-  it(`route handler (useChat + streamText): ${MESSAGES} messages in a ${WINDOW}-token window`, async () => {
-    const mark = server.requests.length;
-    const started = Date.now();
-    const notices = await onPage('next-chat-route', '/', async (page) => {
-      await converse(page, MESSAGES, 'route');
-      return checkConversation(page, 'next-chat-route', MESSAGES);
-    });
-    timings.route = Date.now() - started;
-    expect(summaryRequestsSince(mark, 'route', notices)).toBeGreaterThanOrEqual(notices);
-  }, 180_000);
-
-  it(`Edge route: ${MESSAGES} messages`, async () => {
-    const mark = server.requests.length;
-    const started = Date.now();
-    const notices = await onPage('next-chat-edge', '/edge', async (page) => {
-      await converse(page, MESSAGES, 'edge');
-      return checkConversation(page, 'next-chat-edge', MESSAGES);
-    });
-    timings.edge = Date.now() - started;
-    expect(summaryRequestsSince(mark, 'edge', notices)).toBeGreaterThanOrEqual(notices);
-  }, 180_000);
-
-  it(`server action (generateText, conversation in client state): ${MESSAGES} messages`, async () => {
-    const mark = server.requests.length;
-    const started = Date.now();
-    const notices = await onPage('next-chat-action', '/action', async (page) => {
-      await converse(page, MESSAGES, 'action');
-      return checkConversation(page, 'next-chat-action', MESSAGES);
-    });
-    timings.action = Date.now() - started;
-    expect(summaryRequestsSince(mark, 'action', notices)).toBeGreaterThanOrEqual(notices);
-  }, 180_000);
+  for (const [path, name] of [
+    ['/', 'route'],
+    ['/edge', 'edge'],
+    ['/action', 'action'],
+  ] as const) {
+    const title = { '/': 'route handler (useChat + streamText)', '/edge': 'Edge route', '/action': 'server action (generateText, the conversation kept by the page)' }[path];
+    it(`${title}: a chat of facts, documents and questions in a ${WINDOW}-token window, then regenerate, reload, stop, new chat and 390 px`, async () => {
+      const mark = server.requests.length;
+      const logMark = app.output().length;
+      const started = Date.now();
+      const turns = conversation(name);
+      const notices = await onPage(`next-chat-${name}`, path, async (page) => {
+        await expectPinnedComposer(page);
+        await converse(page, turns);
+        const notices = await checkConversation(page, `next-chat-${name}`, turns.length);
+        // each notice is a compaction the middleware logged, and says "prepared ahead" where it was
+        const lines = compactionLines(logMark);
+        expect(notices.length).toBe(lines.length);
+        expect(notices.filter((notice) => notice.ahead).length, 'notices that say they were prepared ahead').toBe(lines.filter((line) => line.includes('prepared ahead')).length);
+        await afterConversation(page, `next-chat-${name}`, path, turns);
+        return notices;
+      });
+      timings[name] = Date.now() - started;
+      expect(summaryRequestsSince(mark, name, notices.length)).toBeGreaterThanOrEqual(notices.length);
+    }, 240_000);
+  }
 
   it('concurrent conversations each get their own compaction notice', async () => {
     // Two conversations of different lengths, both past the ceiling, and a short one, posted at the
     // same time to the one module-level middleware: each long one must carry its own compaction
     // (covering its own history), never the other's, and the short one none.
+    const pastes = chatSession({ seed: 'concurrent', turns: 200, pasteChars: [3_000, 6_000] }).filter((turn) => turn.kind === 'paste');
     const conversation = (tag: string, turns: number) => {
       const messages = [];
       for (let i = 1; i <= turns; i++) {
-        messages.push({ id: `${tag}-u${i}`, role: 'user', parts: [{ type: 'text', text: message(i * 3, tag) }] });
+        messages.push({ id: `${tag}-u${i}`, role: 'user', parts: [{ type: 'text', text: `My code for ${tag} is ${tag}-${i}.\n\n${pastes[i]!.text}` }] });
         messages.push({ id: `${tag}-a${i}`, role: 'assistant', parts: [{ type: 'text', text: `Noted (${tag} ${i}).` }] });
       }
-      messages.push({ id: `${tag}-last`, role: 'user', parts: [{ type: 'text', text: `${tag}: and now?` }] });
+      messages.push({ id: `${tag}-last`, role: 'user', parts: [{ type: 'text', text: `What is my code for ${tag}?` }] });
       return messages;
     };
     const post = async (messages: unknown[]) => {
@@ -264,28 +410,155 @@ describe('examples/next-chat in Chromium', () => {
       const chunks = (await response.text())
         .split('\n')
         .filter((line) => line.startsWith('data: {'))
-        .map((line) => JSON.parse(line.slice(6)) as { type: string; messageMetadata?: { compaction?: { messagesCovered: number; summary: string; covered: { count: number; partly: boolean } } } });
+        .map((line) => JSON.parse(line.slice(6)) as { type: string; delta?: string; messageMetadata?: { compaction?: { messagesCovered: number; summary: string; covered: { count: number; partly: boolean; since: number } } } });
       expect(chunks.filter((chunk) => chunk.type === 'error')).toEqual([]);
-      return chunks.find((chunk) => chunk.messageMetadata?.compaction)?.messageMetadata?.compaction;
+      const text = chunks.filter((chunk) => chunk.type === 'text-delta').map((chunk) => chunk.delta).join('');
+      return { text, compaction: chunks.find((chunk) => chunk.messageMetadata?.compaction)?.messageMetadata?.compaction };
     };
     const [a, b, c] = await Promise.all([post(conversation('Alpha', 7)), post(conversation('Bravo', 9)), post(conversation('Charlie', 1))]);
-    expect(c, 'a short conversation does not compact, whatever the others do').toBeUndefined();
-    expect(a?.messagesCovered).toBe(14);
-    expect(b?.messagesCovered).toBe(18);
+    expect(c.compaction, 'a short conversation does not compact, whatever the others do').toBeUndefined();
+    expect(a.compaction?.messagesCovered).toBe(14);
+    expect(b.compaction?.messagesCovered).toBe(18);
     // text only: one model message per UI message, so as many of the page's messages
-    expect(a?.covered).toEqual({ count: 14, partly: false });
-    expect(b?.covered).toEqual({ count: 18, partly: false });
-    expect(a?.summary).toContain('Alpha');
-    expect(a?.summary).not.toContain('Bravo');
-    expect(b?.summary).toContain('Bravo');
-    expect(b?.summary).not.toContain('Alpha');
+    expect(a.compaction?.covered).toEqual({ count: 14, partly: false, since: 0 });
+    expect(b.compaction?.covered).toEqual({ count: 18, partly: false, since: 0 });
+    // the summary is of the messages before the record (which keeps the newest verbatim)
+    expect(a.compaction?.summary).toMatch(/^- Code for Alpha: Alpha-\d$/m);
+    expect(a.compaction?.summary).not.toContain('Bravo');
+    expect(b.compaction?.summary).toMatch(/^- Code for Bravo: Bravo-\d$/m);
+    expect(b.compaction?.summary).not.toContain('Alpha');
+    // and each answers its own question from its own checkpoint
+    expect([a.text, b.text, c.text]).toEqual(['The code for Alpha you gave me is **Alpha-7**.', 'The code for Bravo you gave me is **Bravo-9**.', 'The code for Charlie you gave me is **Charlie-1**.']);
   }, 60_000);
 
-  it('hands the checkpoints prepared in the background to after() (or the Edge runtime\'s waitUntil) without a warning', () => {
+  it("hands the checkpoints prepared in the background to after() (or the Edge runtime's waitUntil) without a warning", () => {
     // lib/model.ts logs through console: one line per compaction, a warning per failure.
     const output = app.output();
     expect(output).toMatch(/ai-compaction: compacted \d+ messages \(auto, prepared ahead\)/);
     expect(output).not.toContain('waitUntil refused');
     expect(output).not.toContain('in the background failed');
   });
+
+  it('keeps the checkpoints in Redis with REDIS_URL: a restarted server finds them instead of summarizing again', async () => {
+    const redis = await startRedisServer();
+    const client = new Redis(redis.url, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    const started: NextApp[] = [];
+    const start = async (env: Record<string, string>) => {
+      const next = await startNextApp({ OPENAI_BASE_URL: server.openaiBaseURL, OPENAI_API_KEY: 'test', CONTEXT_WINDOW: String(WINDOW), ...env });
+      started.push(next);
+      return next;
+    };
+    try {
+      type Message = { id: string; role: 'user' | 'assistant'; parts: Array<{ type: 'text'; text: string }> };
+      const post = async (next: NextApp, messages: Message[]) => {
+        const mark = server.requests.length;
+        const response = await fetch(`${next.url}/api/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: 'redis', messages, trigger: 'submit-message' }) });
+        const text = (await response.text())
+          .split('\n')
+          .filter((line) => line.startsWith('data: {'))
+          .map((line) => JSON.parse(line.slice(6)) as { type: string; delta?: string })
+          .filter((chunk) => chunk.type === 'text-delta')
+          .map((chunk) => chunk.delta)
+          .join('');
+        const requests = server.requests.slice(mark);
+        return { text, summaryRequests: requests.filter((request) => request.isSummaryRequest).length, prompt: userTexts(requests.filter((request) => !request.isSummaryRequest).at(-1)!.body) };
+      };
+      // a chat as the page has it, turn by turn, on the first server (with Redis)
+      const pastes = chatSession({ seed: 'redis', turns: 200, pasteChars: [3_000, 6_000] }).filter((turn) => turn.kind === 'paste');
+      const messages: Message[] = [];
+      const say = async (next: NextApp, text: string) => {
+        messages.push({ id: `u${messages.length}`, role: 'user', parts: [{ type: 'text', text }] });
+        const reply = await post(next, messages);
+        messages.push({ id: `a${messages.length}`, role: 'assistant', parts: [{ type: 'text', text: reply.text }] });
+        return reply;
+      };
+      const first = await start({ REDIS_URL: redis.url });
+      let summaryRequests = 0;
+      for (const text of ['My locker code is 7319.', ...pastes.slice(0, 10).map((paste) => paste.text)]) summaryRequests += (await say(first, text)).summaryRequests;
+      expect(summaryRequests, 'the first server compacts').toBeGreaterThan(0);
+      const question = "What's my locker code?";
+      const asked = await say(first, question);
+      expect(asked.text).toBe('The locker code you gave me is **7319**.');
+      expect(asked.prompt, 'from the checkpoint').not.toContain('My locker code is 7319.');
+      expect((await client.keys('ai-compaction:*')).length, 'keys in Redis').toBeGreaterThan(0);
+      await started.pop()!.close();
+
+      // the page asks again (the same conversation) of a new server process: with Redis it finds the checkpoint
+      const history = messages.slice(0, -1);
+      const again = await post(await start({ REDIS_URL: redis.url }), history);
+      expect(again.summaryRequests, 'the restarted server sends the stored checkpoint').toBe(0);
+      expect(again.prompt).toEqual(asked.prompt);
+      expect(again.text).toBe(asked.text);
+      // in memory, a new server has no checkpoint: it summarizes the whole conversation at once
+      const control = await post(await start({}), history);
+      expect(control.summaryRequests, 'without REDIS_URL a new server summarizes again').toBeGreaterThan(0);
+    } finally {
+      await Promise.all(started.map((next) => next.close()));
+      client.disconnect();
+      await redis.stop();
+    }
+  }, 120_000);
+});
+
+describe('npm run example', () => {
+  it('builds what is missing, starts the chat assistant and the app, prints the URL, serves, and stops on Ctrl+C', async () => {
+    const port = await freePort();
+    const env: NodeJS.ProcessEnv = { ...process.env, NEXT_TELEMETRY_DISABLED: '1' };
+    delete env.OPENAI_API_KEY;
+    delete env.OPENAI_BASE_URL;
+    delete env.REDIS_URL;
+    // its own process group, so that the test ends it and everything it started, like Ctrl+C
+    const child: ChildProcess = spawn('npm', ['run', 'example', '--', '--port', String(port), '--speed', '0'], { cwd: REPO_DIR, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<string>((resolve) => child.on('exit', (code, signal) => resolve(signal ?? `exit ${code}`)));
+    try {
+      await expect.poll(() => output, { timeout: 180_000, interval: 500, message: 'the ready line' }).toContain(`next-chat is ready: http://127.0.0.1:${port}`);
+      // the build of the tests above is reused: nothing changed since
+      expect(output).toContain('Reusing the last build.');
+      const model = /OPENAI_BASE_URL=(http:\/\/127\.0\.0\.1:\d+\/v1)/.exec(output)?.[1];
+      expect(model, 'the local model printed').toBeDefined();
+      const url = `http://127.0.0.1:${port}`;
+      const page = await fetch(url);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('next-chat');
+      const say = async (messages: Array<{ role: string; text: string }>) => {
+        const response = await fetch(`${url}/api/chat`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ id: 'smoke', trigger: 'submit-message', messages: messages.map((m, i) => ({ id: `m${i}`, role: m.role, parts: [{ type: 'text', text: m.text }] })) }),
+        });
+        return (await response.text())
+          .split('\n')
+          .filter((line) => line.startsWith('data: {'))
+          .map((line) => JSON.parse(line.slice(6)) as { type: string; delta?: string })
+          .filter((chunk) => chunk.type === 'text-delta')
+          .map((chunk) => chunk.delta)
+          .join('');
+      };
+      const noted = await say([{ role: 'user', text: 'My order number is A-4471.' }]);
+      expect(noted).toBe('Noted — your order number is **A-4471**.');
+      const answer = await say([
+        { role: 'user', text: 'My order number is A-4471.' },
+        { role: 'assistant', text: noted },
+        { role: 'user', text: 'What was the order number I gave you?' },
+      ]);
+      expect(answer).toBe('The order number you gave me is **A-4471**.');
+      await expect.poll(() => output).toMatch(/\[model\] POST \/v1\/chat\/completions gpt-4o-mini \(stream\): [\d,]+ → \d+ tokens/);
+
+      // Ctrl+C: the terminal sends SIGINT to the whole group (npm exits on it, the script closes both servers)
+      process.kill(-child.pid!, 'SIGINT');
+      expect(['SIGINT', 'exit 0', 'exit 130'], `how npm ended; output:\n${output.slice(-2_000)}`).toContain(await exited);
+      const up = (address: string) => fetch(address, { method: 'POST', body: '{}' }).then(() => 'up', () => 'down');
+      await expect.poll(() => up(url), { timeout: 15_000, message: 'the app is stopped' }).toBe('down');
+      await expect.poll(() => up(`${model}/chat/completions`), { timeout: 15_000, message: 'the local model is stopped' }).toBe('down');
+    } finally {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    }
+  }, 240_000);
 });

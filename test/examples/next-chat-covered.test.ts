@@ -1,12 +1,17 @@
 // examples/next-chat maps a compaction's `messagesCovered` (messages of the model's conversation)
 // onto the page's UI messages, to draw the divider where the checkpoint ends. Checked here against
 // what the middleware itself counts, for UI messages that become one model message each and for
-// replies of several steps with tool calls, which become several.
-import { type UIMessage, convertToModelMessages, generateText, wrapLanguageModel } from 'ai';
-import { describe, expect, it } from 'vitest';
-import { compaction, compactionOf } from '../../src';
+// replies of several steps with tool calls, which become several. And how many messages lie
+// between the divider and the turn that first sent the checkpoint (`since`), which the page reads
+// as "prepared ahead": checked against the `prepared` of the middleware's own record, in a chat
+// with the local chat assistant through the real `@ai-sdk/openai` client.
+import { createOpenAI } from '@ai-sdk/openai';
+import { type ModelMessage, type UIMessage, convertToModelMessages, generateText, wrapLanguageModel } from 'ai';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CompactionRecord, compaction, compactionOf } from '../../src';
 import { conversationEnds, coveredMessages } from '../../examples/next-chat/lib/covered';
 import { scriptedModel } from '../support/harness';
+import { assistantAgent, chatSession, judgeRecall, type ProviderServer, type RecallVerdict, startProviderServer } from '../support/provider-server/index';
 
 const text = (id: string, role: UIMessage['role'], value: string): UIMessage => ({ id, role, parts: [{ type: 'text', text: value }] });
 
@@ -59,17 +64,65 @@ describe('examples/next-chat: where a checkpoint ends among the UI messages', ()
     const covered = await messagesCoveredFor(messages);
     // the middleware covers everything before the trailing user message
     expect(covered).toBe(modelMessages - 1);
-    expect(coveredMessages(ends, covered)).toEqual({ count: messages.length - 1, partly: false });
+    expect(coveredMessages(ends, covered, messages.length - 1)).toEqual({ count: messages.length - 1, partly: false, since: 0 });
   });
 
   it('should say when the checkpoint ends inside a reply of several steps', () => {
     const messages = [text('u1', 'user', 'one'), toolReply('a1'), text('u2', 'user', 'two')];
     // [user, assistant (call), tool (result), assistant (text), user]
-    expect(coveredMessages([1, 4, 5], 2)).toEqual({ count: 1, partly: true });
-    expect(coveredMessages([1, 4, 5], 4)).toEqual({ count: 2, partly: false });
-    expect(coveredMessages([1, 4, 5], 0)).toEqual({ count: 0, partly: false });
+    expect(coveredMessages([1, 4, 5], 2, 2)).toEqual({ count: 1, partly: true, since: 0 });
+    expect(coveredMessages([1, 4, 5], 4, 2)).toEqual({ count: 2, partly: false, since: 0 });
+    expect(coveredMessages([1, 4, 5], 0, 2)).toEqual({ count: 0, partly: false, since: 2 });
     // a later step of the reply being made: all of the page's messages, and part of the reply
-    expect(coveredMessages([1, 4, 5], 7)).toEqual({ count: 3, partly: true });
+    expect(coveredMessages([1, 4, 5], 7, 2)).toEqual({ count: 3, partly: true, since: 0 });
     expect(messages).toHaveLength(3);
   });
+
+  it('should count the messages between the end of a checkpoint and the turn it is sent for', () => {
+    // ten text messages, the turn being answered starts at the tenth (index 9)
+    const ends = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
+    expect(coveredMessages(ends, 9, 9)).toEqual({ count: 9, partly: false, since: 0 });
+    expect(coveredMessages(ends, 4, 9)).toEqual({ count: 4, partly: false, since: 5 });
+    // two user messages at the end (a reply stopped before it began): the turn starts at the first
+    expect(coveredMessages(ends, 8, 8)).toEqual({ count: 8, partly: false, since: 0 });
+  });
+});
+
+describe('examples/next-chat: a checkpoint prepared ahead is the one whose divider stands before the turn', () => {
+  let server: ProviderServer;
+  beforeAll(async () => {
+    server = await startProviderServer({ contextWindow: 8_000, agent: assistantAgent() });
+  });
+  afterAll(() => server.close());
+
+  it('should find `since > 0` exactly where the record says `prepared`, and the facts answered after each compaction', async () => {
+    const records: CompactionRecord[] = [];
+    const model = wrapLanguageModel({
+      model: createOpenAI({ baseURL: server.openaiBaseURL, apiKey: 'test' }).chat('gpt-4o-mini'),
+      middleware: compaction({ contextWindow: 8_000, onCompaction: (record) => void records.push(record) }),
+    });
+    // a chat like the example's server action: one model message per turn, no system turn
+    const messages: ModelMessage[] = [];
+    const seen: Array<{ prepared: boolean; since: number }> = [];
+    const verdicts: RecallVerdict[] = [];
+    for (const turn of chatSession({ seed: 'covered', turns: 60, pasteChars: [3_000, 6_000] })) {
+      messages.push({ role: 'user', content: turn.text });
+      const before = records.length;
+      const { text, steps } = await generateText({ model, system: 'You are a helpful assistant.', messages });
+      messages.push({ role: 'assistant', content: text });
+      if (turn.kind === 'question') verdicts.push(judgeRecall(text, turn.question));
+      const notice = steps.map((step) => compactionOf(step.providerMetadata)).filter((found) => found !== undefined).at(-1);
+      expect(notice === undefined, 'a notice exactly when the middleware reports a compaction').toBe(records.length === before);
+      if (notice === undefined) continue;
+      const ends = messages.slice(0, -1).map((_, index) => index + 1);
+      const covered = coveredMessages(ends, notice.messagesCovered, messages.length - 2);
+      seen.push({ prepared: records.at(-1)!.prepared === true, since: covered.since });
+    }
+    expect(seen.length, 'compactions').toBeGreaterThanOrEqual(4);
+    expect(seen.some((s) => s.prepared), 'a prepared one').toBe(true);
+    for (const { prepared, since } of seen) expect(since > 0, `since ${since}, prepared ${prepared}`).toBe(prepared);
+    // the assistant's summaries keep every fact here (a few dozen): each question is answered right
+    expect(verdicts.length, 'questions').toBeGreaterThanOrEqual(10);
+    expect(verdicts.filter((verdict) => verdict !== 'right')).toEqual([]);
+  }, 60_000);
 });

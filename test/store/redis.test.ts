@@ -1,9 +1,11 @@
+import { Redis as Upstash } from '@upstash/redis';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { createClient as createClient4 } from 'redis4';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisStore, type RedisClientLike, type RedisStoreOptions } from '../../src/redis';
 import { startRedisServer, type RedisServer } from '../support/redis-server';
+import { type UpstashEndpoint, startUpstashEndpoint } from '../support/upstash-endpoint';
 
 /** One client library, driven through the store and inspected through its own commands. */
 interface Connection {
@@ -269,6 +271,78 @@ describe.each(flavours)('redisStore with $name', ({ connect, offline }) => {
   });
 });
 
+describe('redisStore with @upstash/redis over its REST protocol', () => {
+  let endpoint: UpstashEndpoint;
+  let client: Upstash;
+  let raw: Redis;
+
+  beforeAll(async () => {
+    endpoint = await startUpstashEndpoint(server.port);
+    client = new Upstash({ url: endpoint.url, token: endpoint.token, enableTelemetry: false });
+    raw = new Redis({ host: '127.0.0.1', port: server.port });
+  });
+
+  afterAll(async () => {
+    raw?.disconnect();
+    await endpoint?.close();
+  });
+
+  it('should round-trip JSON text exactly, though the client parses what it reads', async () => {
+    const store = redisStore({ client, prefix: 'upstash:' });
+    const value = JSON.stringify({ v: 1, summary: 'ключ 😀 "quoted"\n', list: [1, 2.5, -0.001, 1e21, null, true], nested: { a: [] } });
+    await store.set('json', value);
+    expect(await raw.get('upstash:json')).toBe(value);
+    expect(await store.get('json')).toBe(value);
+    for (const text of ['plain text', 'acs1.AAAA+/==', '12345', 'true']) {
+      await store.set('text', text);
+      expect(await store.get('text')).toBe(text);
+    }
+    await store.delete('json');
+    expect(await store.get('json')).toBeUndefined();
+    expect(await raw.get('upstash:json')).toBeNull();
+  });
+
+  it('should expire values with EX: 7 days by default, or the given ttlSeconds', async () => {
+    const store = redisStore({ client, prefix: 'upstash:' });
+    await store.set('ttl', 'v');
+    expect(await raw.ttl('upstash:ttl')).toBe(604_800);
+    await store.set('ttl', 'v', { ttlSeconds: 90 });
+    expect(await raw.ttl('upstash:ttl')).toBe(90);
+  });
+
+  it('should send its commands as JSON arrays to the endpoint', async () => {
+    const before = endpoint.commands.length;
+    await redisStore({ client, prefix: 'upstash:' }).set('sent', 'v');
+    expect(endpoint.commands.slice(before)).toEqual(['SET']);
+  });
+
+  it('should have no connection state to report', () => {
+    expect(redisStore({ client }).connected).toBeUndefined();
+  });
+});
+
+describe('redisStore connected()', () => {
+  it('should read an ioredis client by its status: connecting at first, lost once it was ready', () => {
+    const client = { status: 'connecting', get: async () => null, set: async () => 'OK', del: async () => 1 };
+    const store = redisStore({ client });
+    const states = (statuses: string[]) => statuses.map((status) => ((client.status = status), store.connected!()));
+    expect(states(['wait', 'connecting', 'connect', 'ready', 'reconnecting', 'connecting', 'connect', 'ready', 'close', 'end'])).toEqual([
+      true, true, true, true, false, false, false, true, false, false,
+    ]);
+  });
+
+  it('should read a node-redis client by isReady: opening at first, lost once it was ready', () => {
+    const client = { isOpen: true, isReady: false, get: async () => null, set: async () => 'OK', del: async () => 1 };
+    const store = redisStore({ client });
+    const states = (pairs: [boolean, boolean][]) => pairs.map(([isOpen, isReady]) => (Object.assign(client, { isOpen, isReady }), store.connected!()));
+    expect(states([[false, false], [true, false], [true, true], [true, false], [true, true], [false, false]])).toEqual([false, true, true, false, true, false]);
+  });
+
+  it('should say nothing for a client without such state', () => {
+    expect(redisStore({ client: { get: async () => null, set: async () => 'OK', del: async () => 1 } }).connected).toBeUndefined();
+  });
+});
+
 describe('redisStore client detection', () => {
   /** A stand-in client that records every call and answers like a server would. */
   function recordingClient(shape: Record<string, unknown> = {}) {
@@ -319,6 +393,12 @@ describe('redisStore client detection', () => {
       ['set', 'p:k', 'v', 'EX', 10],
       ['set', 'p:k', 'v', 'EX', 3],
     ]);
+  });
+
+  it('should call set with { ex } on an @upstash/redis client (pipeline() and json, no status or isOpen)', async () => {
+    const { client, calls } = recordingClient({ pipeline: () => ({}), json: {} });
+    await redisStore({ client }).set('k', 'v', { ttlSeconds: 30 });
+    expect(calls).toEqual([['set', 'ai-compaction:k', 'v', { ex: 30 }]]);
   });
 
   it('should call set with positional EX seconds on any other client', async () => {
@@ -385,11 +465,11 @@ describe('redisStore options', () => {
   it.each([
     [undefined, 'ai-compaction: redisStore options must be an object with a client, got undefined'],
     [null, 'ai-compaction: redisStore options must be an object with a client, got null'],
-    [{}, 'ai-compaction: redisStore client must be an ioredis or node-redis client, got undefined'],
-    [{ client: 'redis://localhost' }, 'ai-compaction: redisStore client must be an ioredis or node-redis client, got "redis://localhost"'],
-    [{ client: { get: client.get, set: client.set } }, 'ai-compaction: redisStore client must have a del() method (an ioredis or node-redis client)'],
-    [{ client: { set: client.set, del: client.del } }, 'ai-compaction: redisStore client must have a get() method (an ioredis or node-redis client)'],
-    [{ client: { get: client.get, set: 'SET', del: client.del } }, 'ai-compaction: redisStore client must have a set() method (an ioredis or node-redis client)'],
+    [{}, 'ai-compaction: redisStore client must be an ioredis, node-redis or @upstash/redis client, got undefined'],
+    [{ client: 'redis://localhost' }, 'ai-compaction: redisStore client must be an ioredis, node-redis or @upstash/redis client, got "redis://localhost"'],
+    [{ client: { get: client.get, set: client.set } }, 'ai-compaction: redisStore client must have a del() method (an ioredis, node-redis or @upstash/redis client)'],
+    [{ client: { set: client.set, del: client.del } }, 'ai-compaction: redisStore client must have a get() method (an ioredis, node-redis or @upstash/redis client)'],
+    [{ client: { get: client.get, set: 'SET', del: client.del } }, 'ai-compaction: redisStore client must have a set() method (an ioredis, node-redis or @upstash/redis client)'],
     [{ client, prefix: 1 }, 'ai-compaction: redisStore prefix must be a string, got 1'],
     [{ client, prefix: null }, 'ai-compaction: redisStore prefix must be a string, got null'],
     [{ client, ttlSeconds: 0 }, 'ai-compaction: redisStore ttlSeconds must be a positive integer, got 0'],

@@ -27,19 +27,23 @@ function files(path: string): string[] {
     .flatMap((entry) => files(join(path, entry.name)));
 }
 
+/** Why `dist/` (the built package the example consumes) cannot be used as it is: missing, or older than a file of `src/`; `undefined` when it is current. */
+export function staleDist(): string | undefined {
+  const dist = join(REPO_DIR, 'dist/index.js');
+  if (!existsSync(dist)) return 'dist/ is missing';
+  const built = statSync(dist).mtimeMs;
+  const newer = files(join(REPO_DIR, 'src')).find((file) => statSync(file).mtimeMs > built);
+  return newer === undefined ? undefined : `dist/ is older than ${relative(REPO_DIR, newer)}`;
+}
+
 /** Throws, with the command to run, when the example or the package it consumes is not there. */
 export function assertNextAppPrerequisites(): void {
   if (!existsSync(NEXT_BIN)) {
     throw new Error('examples/next-chat is not installed: run `npm ci --prefix examples/next-chat` (after `npm ci` at the root).');
   }
-  const dist = join(REPO_DIR, 'dist/index.js');
-  if (!existsSync(dist)) {
-    throw new Error('dist/ is missing: the example consumes the built package; run `npm run build` at the root first.');
-  }
-  const built = statSync(dist).mtimeMs;
-  const newer = files(join(REPO_DIR, 'src')).find((file) => statSync(file).mtimeMs > built);
-  if (newer !== undefined) {
-    throw new Error(`dist/ is older than ${relative(REPO_DIR, newer)}: the example would test a stale build; run \`npm run build\` at the root.`);
+  const stale = staleDist();
+  if (stale !== undefined) {
+    throw new Error(`${stale}: the example consumes the built package (a stale one would be tested); run \`npm run build\` at the root first.`);
   }
 }
 
@@ -98,6 +102,8 @@ export interface NextApp {
   url: string;
   /** Everything the server printed so far. */
   output(): string;
+  /** Resolves when the server's process ends, with how (`exit 0`, `SIGTERM`). */
+  exited: Promise<string>;
   close(): Promise<void>;
 }
 
@@ -113,26 +119,43 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** `next start` on a free port of 127.0.0.1, resolved once it answers `GET /`. */
-export async function startNextApp(env: Record<string, string>, timeoutMs = 30_000): Promise<NextApp> {
-  if (!existsSync(join(NEXT_APP_DIR, '.next/BUILD_ID'))) throw new Error('examples/next-chat is not built: call buildNextApp() first.');
-  const port = await freePort();
+export interface StartOptions {
+  /** Port on 127.0.0.1 (default: a free one). */
+  port?: number;
+  /** `next dev` instead of `next start` (no build needed; pages compile on first load). */
+  dev?: boolean;
+  /** Called with what the server prints, as it prints it. */
+  onOutput?: (text: string) => void;
+  /** How long to wait for `GET /` to answer (default 30 s; a dev server compiles the page first). */
+  timeoutMs?: number;
+}
+
+/** `next start` (or `next dev`) on 127.0.0.1, resolved once it answers `GET /`. */
+export async function startNextApp(env: Record<string, string>, options: StartOptions = {}): Promise<NextApp> {
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  if (!options.dev && !existsSync(join(NEXT_APP_DIR, '.next/BUILD_ID'))) throw new Error('examples/next-chat is not built: call buildNextApp() first.');
+  const port = options.port ?? (await freePort());
   const url = `http://127.0.0.1:${port}`;
+  const { NODE_ENV: _, ...development } = baseEnv();
   // its own process group, so close() ends the server and anything it started, and nothing else
-  const child: ChildProcess = spawn(process.execPath, [NEXT_BIN, 'start', '-p', String(port), '-H', '127.0.0.1'], {
+  const child: ChildProcess = spawn(process.execPath, [NEXT_BIN, options.dev ? 'dev' : 'start', '-p', String(port), '-H', '127.0.0.1'], {
     cwd: NEXT_APP_DIR,
-    env: { ...baseEnv(), ...env },
+    env: { ...(options.dev ? development : baseEnv()), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
   let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const print = (chunk: Buffer) => {
+    output += chunk.toString();
+    options.onOutput?.(chunk.toString());
+  };
+  child.stdout?.on('data', print);
+  child.stderr?.on('data', print);
   let exited: string | undefined;
-  const gone = new Promise<void>((resolve) =>
+  const gone = new Promise<string>((resolve) =>
     child.on('exit', (code, signal) => {
       exited = signal ?? `exit ${code}`;
-      resolve();
+      resolve(exited);
     }),
   );
 
@@ -156,7 +179,7 @@ export async function startNextApp(env: Record<string, string>, timeoutMs = 30_0
 
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (exited !== undefined) throw new Error(`next start ended (${exited}) before answering:\n${output.slice(-4000)}`);
+    if (exited !== undefined) throw new Error(`next ${options.dev ? 'dev' : 'start'} ended (${exited}) before answering:\n${output.slice(-4000)}`);
     try {
       const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
       if (response.ok) break;
@@ -165,9 +188,9 @@ export async function startNextApp(env: Record<string, string>, timeoutMs = 30_0
     }
     if (Date.now() > deadline) {
       await close();
-      throw new Error(`next start did not answer GET / within ${timeoutMs / 1000} s:\n${output.slice(-4000)}`);
+      throw new Error(`next ${options.dev ? 'dev' : 'start'} did not answer GET / within ${timeoutMs / 1000} s:\n${output.slice(-4000)}`);
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  return { url, output: () => output, close };
+  return { url, output: () => output, exited: gone, close };
 }

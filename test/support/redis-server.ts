@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createConnection, createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import Redis from 'ioredis';
 import { createClient } from 'redis';
 import { afterAll, beforeAll } from 'vitest';
@@ -13,8 +15,18 @@ export interface RedisServer {
   readonly url: string;
   /** Kills the server and waits until the process is gone. Stopping a stopped server is a no-op. */
   stop(): Promise<void>;
-  /** Starts it again on the same port (empty: nothing is persisted) and waits until it answers PING. */
+  /** Starts it again on the same port (empty, unless it persists) and waits until it answers PING. */
   start(): Promise<void>;
+  /** Stops the process (SIGSTOP): connections stay open, nothing is answered. */
+  pause(): void;
+  /** Lets a paused process go on (SIGCONT): what it was sent meanwhile is answered. */
+  resume(): void;
+}
+
+/** How the server is started. */
+export interface RedisServerOptions {
+  /** Append-only persistence (`appendfsync always`) in a directory of its own: what it acknowledged survives a kill. */
+  appendOnly?: boolean;
 }
 
 const REDIS_SERVER = process.env.REDIS_SERVER_BIN ?? '/usr/bin/redis-server';
@@ -56,15 +68,15 @@ function ping(port: number): Promise<boolean> {
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Spawns redis-server on `port`; resolves with the process once it answers PING. */
-async function launch(port: number): Promise<ChildProcess> {
+async function launch(port: number, dir: string | undefined): Promise<ChildProcess> {
+  const persistence = dir === undefined ? ['--appendonly', 'no', '--dir', tmpdir()] : ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir];
   const child = spawn(
     REDIS_SERVER,
     [
       '--port', String(port),
       '--bind', '127.0.0.1',
       '--save', '',
-      '--appendonly', 'no',
-      '--dir', tmpdir(),
+      ...persistence,
       '--loglevel', 'warning',
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
@@ -104,23 +116,28 @@ function kill(child: ChildProcess): Promise<void> {
 
 /**
  * Starts a `redis-server` (`/usr/bin/redis-server`, or `$REDIS_SERVER_BIN`) on a free local port,
- * without persistence, and resolves once it answers PING. Call `stop()` when done (an exit hook
- * kills it anyway if the test process ends first).
+ * without persistence unless asked, and resolves once it answers PING. Call `stop()` when done (an
+ * exit hook kills it anyway if the test process ends first).
  */
-export async function startRedisServer(): Promise<RedisServer> {
+export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
   let child: ChildProcess | undefined;
   let port = 0;
+  const dir = options.appendOnly === true ? mkdtempSync(join(tmpdir(), 'ai-compaction-redis-')) : undefined;
   for (let attempt = 1; child === undefined; attempt++) {
     port = await freePort();
     try {
-      child = await launch(port);
+      child = await launch(port, dir);
     } catch (error) {
       // Another process may have taken the port between freePort() and redis binding it.
       if (attempt >= 5) throw error;
     }
   }
 
-  const killOnExit = () => child?.kill('SIGKILL');
+  const killOnExit = () => {
+    child?.kill('SIGCONT');
+    child?.kill('SIGKILL');
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  };
   process.on('exit', killOnExit);
 
   return {
@@ -130,12 +147,19 @@ export async function startRedisServer(): Promise<RedisServer> {
       const running = child;
       child = undefined;
       process.off('exit', killOnExit);
+      running?.kill('SIGCONT');
       if (running) await kill(running);
     },
     async start() {
       if (child) return;
-      child = await launch(port);
+      child = await launch(port, dir);
       process.on('exit', killOnExit);
+    },
+    pause() {
+      child?.kill('SIGSTOP');
+    },
+    resume() {
+      child?.kill('SIGCONT');
     },
   };
 }

@@ -1,3 +1,4 @@
+import { Redis as Upstash } from '@upstash/redis';
 import { Redis, Cluster } from 'ioredis';
 import { createClient, createCluster } from 'redis';
 import { createClient as createClient4 } from 'redis4';
@@ -44,6 +45,12 @@ describe('redisStore client types', () => {
       set: async (_key: string, _value: string, _mode: 'EX', _seconds: number): Promise<'OK'> => 'OK',
       del: async (_key: string): Promise<number> => 1,
     };
+    expectTypeOf(client).toExtend<RedisClientLike>();
+    expectTypeOf(redisStore({ client })).toEqualTypeOf<CompactionStore>();
+  });
+
+  it('should accept an @upstash/redis client without a cast', () => {
+    const client = new Upstash({ url: 'https://example.upstash.io', token: 'token' });
     expectTypeOf(client).toExtend<RedisClientLike>();
     expectTypeOf(redisStore({ client })).toEqualTypeOf<CompactionStore>();
   });

@@ -2,7 +2,9 @@
 
 import { generateText } from 'ai';
 import { compactionOf } from 'ai-compaction';
-import { model, SYSTEM } from '@/lib/model';
+import { coveredMessages } from '@/lib/covered';
+import { SYSTEM } from '@/lib/model';
+import { model } from '@/lib/node-model';
 import type { ActionMessage, ActionReply } from '@/lib/types';
 
 /** A server action: `generateText` through the same compaction middleware, for a page that keeps the conversation itself. */
@@ -22,10 +24,11 @@ export async function chat(messages: ActionMessage[]): Promise<ActionReply> {
     });
     const notice = steps.map((step) => compactionOf(step.providerMetadata)).findLast((found) => found !== undefined);
     if (notice === undefined) return { text };
-    // `messagesCovered` counts the model's messages: here one per turn (text only, no system turn),
-    // so the checkpoint covers that many turns of the page, from its first (at most all of them)
-    const count = Math.min(notice.messagesCovered, messages.length);
-    return { text, compaction: { ...notice, covered: { count, partly: notice.messagesCovered > count } } };
+    // `messagesCovered` counts the model's messages: here one per turn (text only, no system turn)
+    const ends = messages.map((_, index) => index + 1);
+    let turnStart = messages.length;
+    while (turnStart > 0 && messages[turnStart - 1]!.role === 'user') turnStart--;
+    return { text, compaction: { ...notice, covered: coveredMessages(ends, notice.messagesCovered, turnStart) } };
   } catch (error) {
     // Thrown errors reach the client masked in production; return the message instead.
     return { error: error instanceof Error ? error.message : String(error) };

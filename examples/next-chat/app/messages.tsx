@@ -1,4 +1,6 @@
+import { type ReactNode, useEffect, useLayoutEffect, useRef } from 'react';
 import type { CompactionNotice } from '@/lib/types';
+import type { Conversations } from './conversations';
 import { Markdown } from './markdown';
 
 export interface ShownMessage {
@@ -13,12 +15,19 @@ const plural = (count: number, word: string) => `${count} ${word}${count === 1 ?
 
 /** The small line shown above the reply whose request compacted the conversation. */
 export function CompactionLine({ notice }: { notice: CompactionNotice }) {
+  const { since } = notice.covered;
   return (
-    <div className="notice" data-testid="compaction-notice">
-      <span>
-        Conversation compacted: {plural(notice.covered.count, 'message')} summarized ({number.format(notice.tokensBefore)} →{' '}
+    <div className="notice" data-testid="compaction-notice" data-since={since}>
+      <span title="The middleware's own estimates of the prompt's size before and after the compaction (the provider's count where it had one), not the provider's bill">
+        Conversation compacted: {plural(notice.covered.count, 'message')} summarized (estimated {number.format(notice.tokensBefore)} →{' '}
         {number.format(notice.tokensAfter)} tokens{notice.reason === 'auto' ? '' : `, ${notice.reason}`})
       </span>
+      {since > 0 && (
+        <span className="prepared" data-testid="prepared-note">
+          Prepared ahead: the summary was written {plural(since, 'message')} earlier, where the divider is, while the chat went on; the messages
+          after the divider are still sent in full.
+        </span>
+      )}
       <details>
         <summary>Summary</summary>
         <div className="summary">
@@ -58,26 +67,51 @@ function cutsOf(messages: ShownMessage[]): Cut[] {
 
 function Divider({ cut }: { cut: Cut }) {
   const { at, notice, current } = cut;
+  const ahead = notice.covered.since > 0;
   return (
-    <li className={`divider${current ? ' current' : ''}`} data-testid="compaction-divider" data-current={current} data-covered={at}>
+    <li className={`divider${current ? ' current' : ''}`} data-testid="compaction-divider" data-current={current} data-covered={at} data-ahead={ahead}>
       <span>
         {current
-          ? `↑ The model now sees ${at === 1 ? 'the message' : `the ${at} messages`} above as the summary${notice.covered.partly ? ' (and the start of the next one)' : ''}`
+          ? `↑ The model now sees ${at === 1 ? 'the message' : `the ${at} messages`} above as the summary${notice.covered.partly ? ' (and the start of the next one)' : ''}${ahead ? ', written here ahead of time' : ''}`
           : `↑ Compacted here earlier (${plural(at, 'message')}); a later summary covers them now`}
       </span>
     </li>
   );
 }
 
-export function MessageList({ messages, pending, streamingId }: { messages: ShownMessage[]; pending: boolean; streamingId?: string }) {
+export function MessageList({
+  messages,
+  pending,
+  streamingId,
+  onRegenerate,
+}: {
+  messages: ShownMessage[];
+  pending: boolean;
+  streamingId?: string;
+  /** Shown under the last reply when given. */
+  onRegenerate?: () => void;
+}) {
   const cuts = cutsOf(messages);
   const current = cuts.find((cut) => cut.current);
   const coverage = (index: number) => (current === undefined ? undefined : index < current.at ? 'covered' : index === current.at && current.notice.covered.partly ? 'partly' : undefined);
+  const last = messages.at(-1);
   return (
     <ol className="messages" data-testid="messages">
-      {messages.length === 0 && <li className="empty">Ask anything. Paste long text to fill the small window quickly.</li>}
+      {messages.length === 0 && (
+        <li className="empty" data-testid="empty">
+          Tell the assistant a fact (“My order number is A-4471”), paste a long document, and ask about it later (“What was the order number I gave you?”).
+          The context window is small: a few long pastes and the conversation is compacted.
+        </li>
+      )}
       {messages.map((message, index) => (
-        <MessageItem key={message.id} message={message} coverage={coverage(index)} streaming={message.id === streamingId} cut={cuts.find((cut) => cut.at === index)} />
+        <MessageItem
+          key={message.id}
+          message={message}
+          coverage={coverage(index)}
+          streaming={message.id === streamingId}
+          cut={cuts.find((cut) => cut.at === index)}
+          onRegenerate={message === last && message.role === 'assistant' ? onRegenerate : undefined}
+        />
       ))}
       {pending && (
         <li className="pending" data-testid="pending">
@@ -88,7 +122,19 @@ export function MessageList({ messages, pending, streamingId }: { messages: Show
   );
 }
 
-function MessageItem({ message, coverage, streaming, cut }: { message: ShownMessage; coverage: 'covered' | 'partly' | undefined; streaming: boolean; cut: Cut | undefined }) {
+function MessageItem({
+  message,
+  coverage,
+  streaming,
+  cut,
+  onRegenerate,
+}: {
+  message: ShownMessage;
+  coverage: 'covered' | 'partly' | undefined;
+  streaming: boolean;
+  cut: Cut | undefined;
+  onRegenerate?: () => void;
+}) {
   return (
     <>
       {cut && <Divider cut={cut} />}
@@ -104,20 +150,20 @@ function MessageItem({ message, coverage, streaming, cut }: { message: ShownMess
             <div className="text plain">{message.text}</div>
           )}
         </div>
+        {onRegenerate && (
+          <div className="actions">
+            <button type="button" className="link" data-testid="regenerate" onClick={onRegenerate}>
+              ↻ Regenerate
+            </button>
+          </div>
+        )}
       </li>
     </>
   );
 }
 
-export function Composer({
-  status,
-  disabled,
-  onSend,
-}: {
-  status: string;
-  disabled: boolean;
-  onSend: (text: string) => void;
-}) {
+/** The message field and its button: Send, or Stop while a reply is on its way. */
+export function Composer({ status, busy, onSend, onStop }: { status: string; busy: boolean; onSend: (text: string) => void; onStop: () => void }) {
   return (
     <form
       className="composer"
@@ -127,7 +173,7 @@ export function Composer({
         event.preventDefault();
         const field = event.currentTarget.elements.namedItem('text') as HTMLTextAreaElement;
         const text = field.value.trim();
-        if (text === '' || disabled) return;
+        if (text === '' || busy) return;
         onSend(text);
         field.value = '';
       }}
@@ -135,27 +181,98 @@ export function Composer({
       <textarea
         name="text"
         data-testid="chat-input"
+        aria-label="Message"
         placeholder="Message (Enter to send, Shift+Enter for a new line)"
-        rows={3}
+        rows={2}
         onKeyDown={(event) => {
-          if (event.key === 'Enter' && !event.shiftKey) {
+          if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
             event.preventDefault();
             event.currentTarget.form?.requestSubmit();
           }
         }}
       />
-      <button type="submit" data-testid="send" disabled={disabled}>
-        Send
-      </button>
+      {busy ? (
+        <button type="button" className="stop" data-testid="stop" onClick={onStop}>
+          Stop
+        </button>
+      ) : (
+        <button type="submit" data-testid="send">
+          Send
+        </button>
+      )}
     </form>
   );
 }
 
-export function ErrorLine({ message }: { message: string | undefined }) {
+export function ErrorLine({ message, onRetry }: { message: string | undefined; onRetry?: () => void }) {
   if (message === undefined) return null;
   return (
     <p className="error" role="alert" data-testid="chat-error">
-      {message}
+      <span>{message}</span>
+      {onRetry && (
+        <button type="button" className="link" data-testid="retry" onClick={onRetry}>
+          Retry
+        </button>
+      )}
     </p>
   );
+}
+
+/** The page's title, its conversations to pick from, and New chat. */
+export function Toolbar<M>({ title, hint, conversations }: { title: string; hint: ReactNode; conversations: Conversations<M> | undefined }) {
+  return (
+    <div className="toolbar">
+      <div className="heading">
+        <h1>{title}</h1>
+        <p className="hint">{hint}</p>
+      </div>
+      <div className="chats">
+        <select
+          aria-label="Conversations"
+          data-testid="conversations"
+          disabled={conversations === undefined}
+          value={conversations?.current.id ?? ''}
+          onChange={(event) => conversations?.select(event.target.value)}
+        >
+          {conversations?.list.map((conversation) => (
+            <option key={conversation.id} value={conversation.id}>
+              {conversation.title}
+            </option>
+          ))}
+        </select>
+        <button type="button" data-testid="new-chat" disabled={conversations === undefined} onClick={() => conversations?.create()}>
+          New chat
+        </button>
+      </div>
+    </div>
+  );
+}
+
+/** The bottom bar: pinned under the messages, whatever their length. */
+export function ComposerBar({ children }: { children: ReactNode }) {
+  return <div className="composer-bar">{children}</div>;
+}
+
+/**
+ * Keeps the page scrolled to its end as the conversation changes (after every render), unless the
+ * reader scrolled up; when `force` changes (a message sent) it scrolls there whatever.
+ */
+export function useFollow(force: unknown): void {
+  const following = useRef(true);
+  useEffect(() => {
+    const onScroll = () => {
+      const page = document.scrollingElement ?? document.documentElement;
+      following.current = page.scrollHeight - (page.scrollTop + window.innerHeight) < 120;
+    };
+    window.addEventListener('scroll', onScroll, { passive: true });
+    return () => window.removeEventListener('scroll', onScroll);
+  }, []);
+  useLayoutEffect(() => {
+    following.current = true;
+  }, [force]);
+  useLayoutEffect(() => {
+    if (!following.current) return;
+    const page = document.scrollingElement ?? document.documentElement;
+    page.scrollTop = page.scrollHeight;
+  });
 }

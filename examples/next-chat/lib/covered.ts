@@ -6,6 +6,14 @@ export interface CoveredMessages {
   count: number;
   /** The checkpoint also covers the start of the message after those (a reply of several steps, or the reply being made). */
   partly: boolean;
+  /**
+   * Messages of the page between where the checkpoint ends and the turn it was first sent for: 0
+   * when it was written for this turn. More when it was prepared ahead (the middleware's
+   * `prepare`): written in the background at an earlier turn, while the conversation went on, and
+   * first sent now, with the messages after it still sent in full. That is why the notice (on this
+   * turn's reply) and the divider (where the summary was written) can be turns apart.
+   */
+  since: number;
 }
 
 /**
@@ -33,8 +41,13 @@ export async function conversationEnds(messages: readonly UIMessage[]): Promise<
   return ends;
 }
 
-/** Maps a compaction's `messagesCovered` (model messages) onto the UI messages whose `conversationEnds` are given. */
-export function coveredMessages(ends: readonly number[], messagesCovered: number): CoveredMessages {
+/**
+ * Maps a compaction's `messagesCovered` (model messages) onto the UI messages whose
+ * `conversationEnds` are given; `turnStart` is the index of the first message of the turn being
+ * answered (its user messages at the end of the conversation).
+ */
+export function coveredMessages(ends: readonly number[], messagesCovered: number, turnStart: number): CoveredMessages {
   const count = ends.filter((end) => end <= messagesCovered).length;
-  return { count, partly: messagesCovered > (count === 0 ? 0 : ends[count - 1]!) };
+  const partly = messagesCovered > (count === 0 ? 0 : ends[count - 1]!);
+  return { count, partly, since: partly ? 0 : Math.max(0, turnStart - count) };
 }

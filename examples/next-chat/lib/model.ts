@@ -1,9 +1,10 @@
 import { createOpenAI } from '@ai-sdk/openai';
 import { wrapLanguageModel } from 'ai';
-import { compaction } from 'ai-compaction';
+import { compaction, type CompactionStore } from 'ai-compaction';
 import { after } from 'next/server';
 
-// Any OpenAI-compatible server: OPENAI_BASE_URL unset means api.openai.com.
+// Any OpenAI-compatible server: OPENAI_BASE_URL unset means api.openai.com. `npm run example`
+// (at the repository's root) points it at the local chat assistant when no OPENAI_API_KEY is set.
 const openai = createOpenAI({
   baseURL: process.env.OPENAI_BASE_URL,
   apiKey: process.env.OPENAI_API_KEY ?? 'local',
@@ -30,11 +31,15 @@ function waitUntil(promise: Promise<unknown>): void {
 }
 
 /**
- * One module-level instance serves every request and every conversation of this server (on the
- * Edge runtime: of this isolate). A small window so the demo compacts after a few long messages.
- * The server log gets one line per compaction and a warning per failure.
+ * The chat model wrapped with the compaction middleware. Call it once per runtime, at module level:
+ * one instance serves every request and every conversation of this server (on the Edge runtime: of
+ * this isolate). A small window so the demo compacts after a few long messages. The server log gets
+ * one line per compaction and a warning per failure. `store`: where checkpoints live (default: in
+ * memory, per instance).
  */
-export const model = wrapLanguageModel({
-  model: openai.chat(process.env.OPENAI_MODEL ?? 'gpt-4o-mini'),
-  middleware: compaction({ contextWindow: Number(process.env.CONTEXT_WINDOW ?? 8_000), waitUntil, logger: console }),
-});
+export function chatModel(options: { store?: CompactionStore } = {}) {
+  return wrapLanguageModel({
+    model: openai.chat(process.env.OPENAI_MODEL ?? 'gpt-4o-mini'),
+    middleware: compaction({ contextWindow: Number(process.env.CONTEXT_WINDOW ?? 8_000), waitUntil, logger: console, store: options.store }),
+  });
+}

@@ -1,9 +1,11 @@
 // A local HTTP server that speaks enough OpenAI Chat Completions, OpenAI Responses and Anthropic
 // Messages for the real, unmodified `@ai-sdk/openai` and `@ai-sdk/anthropic` clients (v3 and v4)
 // to work against it through their `baseURL` option. It answers as a deterministic scripted
-// coding agent (agent.ts) working on a seeded fake project (project.ts), counts prompts with a
-// real tokenizer (tokens.ts), and rejects prompts over the context window with each provider's
-// real overflow error (errors.ts).
+// model: by default a coding agent (agent.ts) working on a seeded fake project (project.ts); the
+// `agent` option gives another one (the fixer of fixer.ts, the chat assistant of assistant.ts). It
+// counts prompts with a real tokenizer (tokens.ts), and rejects prompts over the context window
+// with each provider's real overflow error (errors.ts). `npm run provider-server` runs it alone
+// (cli.ts).
 //
 //   const server = await startProviderServer({ contextWindow: 200_000 });
 //   const openai = createOpenAI({ baseURL: server.openaiBaseURL, apiKey: 'test' });
@@ -40,6 +42,8 @@ export type { ApiName, Message, Part } from './conversation';
 export type { Speed } from './http';
 export { createProjectTools, getProject, projectToolDescriptions, type ProjectTools } from './project';
 export { countText } from './tokens';
+export { answer, askedName, assistantAgent, assistantReply, chatReply, factKey, factNamedIn, newestUserText, questionsIn, readChatFacts, summaryReply as chatSummary, type ChatFact, type ChatFacts } from './assistant';
+export { chatSession, judgeRecall, type ChatSessionOptions, type ChatTurn, type RecallQuestion, type RecallVerdict, type SessionFact } from './chat-session';
 export { decide, FIXER_TASK, fixerAgent, fixerReply, honestSummary, isSummaryRequestFor, lossySummary, promptText, readFacts, SUMMARY_LIMITS, type FixerAction, type FixerFacts, type FixerOptions, type SummaryMode } from './fixer';
 export { createFixerTools, fixerToolDescriptions, getFixerProject, type FixerFailure, type FixerProject, type FixerProjectOptions, type FixerTools } from './fixer-project';
 
@@ -61,6 +65,12 @@ export interface ProviderServerOptions {
   speed?: Speed;
   /** How many of the newest requests keep their `body` in `requests` (default 200; older ones drop it to save memory). */
   keepBodies?: number;
+  /** Port to listen on (default: a free one the system picks). */
+  port?: number;
+  /** Address to listen on (default 127.0.0.1). */
+  host?: string;
+  /** Called with each request as it is recorded (before its reply is sent). */
+  onRequest?: (request: RecordedRequest) => void;
 }
 
 export interface RecordedRequest {
@@ -98,6 +108,8 @@ export interface ProviderServer {
   anthropicBaseURL: string;
   requests: RecordedRequest[];
   setContextWindow(tokens: number): void;
+  /** Changes the model's speed (`ProviderServerOptions.speed`) for the requests that follow; `undefined`: no wait. */
+  setSpeed(speed: Speed | undefined): void;
   close(): Promise<void>;
 }
 
@@ -113,6 +125,7 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
   const script = options.agent ?? {};
   const delayMs = options.streamDelayMs ?? 0;
   const keepBodies = options.keepBodies ?? 200;
+  let speed = options.speed;
   const requests: RecordedRequest[] = [];
   const ids = new Ids(seed);
   const caches: Record<ApiName, PrefixCache> = {
@@ -124,6 +137,7 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
 
   const record = (entry: RecordedRequest) => {
     requests.push(entry);
+    options.onRequest?.(entry);
     const old = requests.length - 1 - keepBodies;
     if (old >= 0 && requests[old]) requests[old]!.body = undefined;
   };
@@ -208,7 +222,7 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
         : openaiCache(caches[api], hashes, count, true);
     const usage: Usage = { input: count.total, output: countOutput(reply.text, reply.toolCalls), ...cache };
 
-    const pace = paceOf(options.speed, usage);
+    const pace = paceOf(speed, usage);
     record({ ...entry, outputTokens: usage.output, cachedTokens: cache.cacheRead, rejected: false, status: 200, reply, ...(pace === undefined ? {} : { pacedMs: pace.promptMs + pace.outputMs }) });
     if (pace !== undefined && !parsed.stream) await sleep(pace.promptMs + pace.outputMs);
     // A stream's frames, about: its text and argument deltas and a few around them.
@@ -240,13 +254,14 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
       server.off('error', reject);
       resolve();
     });
   });
   const { port } = server.address() as AddressInfo;
-  const url = `http://127.0.0.1:${port}`;
+  const host = options.host === undefined || options.host === '0.0.0.0' || options.host === '::' ? '127.0.0.1' : options.host;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 
   return {
     url,
@@ -255,6 +270,9 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
     requests,
     setContextWindow(tokens: number) {
       window = tokens;
+    },
+    setSpeed(next: Speed | undefined) {
+      speed = next;
     },
     close() {
       return new Promise<void>((resolve) => {

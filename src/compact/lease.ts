@@ -1,0 +1,61 @@
+import type { Engine } from '../engine';
+import type { StoredCheckpoint } from '../store/records';
+import type { StepView } from '../view';
+import { untilAborted } from './flight';
+
+/**
+ * One summary for a prefix across instances (docs/stores.md, the lease). Before it writes the
+ * checkpoint of a prefix, an instance takes a short lease on it in the conversation's thread
+ * record; another instance that needs the same checkpoint, or prepares one ahead for the same
+ * conversation, finds the lease and waits for that checkpoint instead of writing its own, for at
+ * most the time a summary of that model has been measured to take. Within an instance, the single
+ * flight does the same (flight.ts).
+ */
+
+/** Summary times remembered per model. */
+const TIMES_KEPT = 8;
+/** A lease lasts twice the longest summary measured, within these bounds; `UNMEASURED_MS` before any was. */
+const LEASE_BOUNDS = { min: 5_000, max: 120_000 } as const;
+const UNMEASURED_MS = 60_000;
+
+/** How long a summary of `model` may take here: twice the longest of its recent ones, 5 s to 120 s (60 s before one was measured). */
+export function summaryBound(engine: Engine, model: string): number {
+  const times = engine.summaryTimes.get(model);
+  if (times === undefined || times.length === 0) return UNMEASURED_MS;
+  return Math.min(LEASE_BOUNDS.max, Math.max(LEASE_BOUNDS.min, 2 * Math.max(...times)));
+}
+
+/** Remembers how long a summary (or a provider's compaction item) of `model` took. */
+export function measuredSummary(engine: Engine, model: string, ms: number): void {
+  const times = [ms, ...(engine.summaryTimes.get(model) ?? [])].slice(0, TIMES_KEPT);
+  engine.summaryTimes.set(model, times);
+}
+
+/**
+ * Before a step writes the checkpoint of `ref` (a prefix of its conversation): when another
+ * instance holds the lease on it, waits for that checkpoint (bounded by `summaryBound`, and by the
+ * step's abort signal) and returns it; otherwise takes the lease (`undefined`: write your own).
+ */
+export async function leaseOrWait(engine: Engine, view: StepView, ref: { length: number; digest: string }, model: string): Promise<StoredCheckpoint | undefined> {
+  const { threadDigest, budget } = view;
+  if (threadDigest === undefined) return undefined;
+  const bound = summaryBound(engine, model);
+  const held = await engine.keeper.lease(threadDigest, ref, bound, budget);
+  if (held === undefined) return undefined;
+  const made = await untilAborted(engine.keeper.awaitLeased(threadDigest, held, Date.now() + bound, budget), view.params.abortSignal);
+  if (made !== undefined) return made;
+  // Not written in time (the other instance failed or is gone): this one writes it.
+  await engine.keeper.lease(threadDigest, ref, bound, budget);
+  return undefined;
+}
+
+/** Waits for a checkpoint another instance's lease says it is writing for a prefix of this conversation (bounded as above). */
+export function awaitLease(engine: Engine, view: StepView, held: { length: number; digest: string; owner: string; until: number }, model: string): Promise<StoredCheckpoint | undefined> {
+  const made = engine.keeper.awaitLeased(view.threadDigest!, held, Date.now() + summaryBound(engine, model), view.budget);
+  return untilAborted(made, view.params.abortSignal);
+}
+
+/** Ends this instance's lease on a prefix whose compaction failed, so others need not wait for it. */
+export async function releaseLease(engine: Engine, view: StepView, ref: { length: number; digest: string }): Promise<void> {
+  if (view.threadDigest !== undefined) await engine.keeper.release(view.threadDigest, ref, view.budget);
+}

@@ -1,0 +1,109 @@
+import { bytesToBase64 } from '../prompt/canonical';
+
+/**
+ * Sealed values (option `secret`, docs/stores.md): every value the middleware writes to a store is
+ * encrypted and authenticated with AES-256-GCM through Web Crypto. The key is derived with HKDF
+ * (SHA-256) from the secret, one per kind of record, and the store key the value is written under
+ * is bound into it as additional data: a value moved to another key, changed by a byte, or sealed
+ * with another secret does not open. The first secret seals, any of them opens, so a secret can be
+ * rotated by putting the new one first.
+ *
+ * A sealed value reads `acs1.` followed by the base64 of the 12-byte nonce and the ciphertext.
+ */
+export const SEALED_PREFIX = 'acs1.';
+
+/** The shortest secret accepted: 32 characters. */
+export const SECRET_MIN_LENGTH = 32;
+
+/** The kinds of record, each sealed with its own key: what a warning about a value names. */
+export type RecordKind = 'checkpoint' | 'thread record' | 'sizing record';
+
+/** The kind of record a store key holds (`cp:`, `thread:`, `sizing:`). */
+export function kindOf(key: string): RecordKind {
+  if (key.startsWith('cp:')) return 'checkpoint';
+  return key.startsWith('sizing:') ? 'sizing record' : 'thread record';
+}
+
+/** Seals and opens values with a list of secrets. */
+export interface Sealer {
+  /** `value` sealed with the first secret, bound to `key`. */
+  seal(key: string, value: string): Promise<string>;
+  /** The value sealed under `key` with any of the secrets, or `undefined` when it does not open. */
+  open(key: string, sealed: string): Promise<string | undefined>;
+}
+
+const NONCE_BYTES = 12;
+const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { fatal: true });
+const SALT = encoder.encode('ai-compaction/seal');
+
+type Bytes = Uint8Array<ArrayBuffer>;
+
+/** A sealer for `secrets` (validated by the options: at least one, each of 32 characters or more). */
+export function createSealer(secrets: readonly string[]): Sealer {
+  const keys = new Map<string, Promise<CryptoKey>>();
+  const keyFor = (index: number, kind: RecordKind): Promise<CryptoKey> => {
+    const id = `${index}:${kind}`;
+    let key = keys.get(id);
+    if (key === undefined) {
+      key = derive(secrets[index]!, kind);
+      keys.set(id, key);
+    }
+    return key;
+  };
+  return {
+    async seal(storeKey, value) {
+      const nonce = crypto.getRandomValues(new Uint8Array(NONCE_BYTES));
+      const key = await keyFor(0, kindOf(storeKey));
+      const sealed = new Uint8Array(
+        await crypto.subtle.encrypt({ name: 'AES-GCM', iv: nonce, additionalData: encoder.encode(storeKey) }, key, encoder.encode(value)),
+      );
+      const out = new Uint8Array(NONCE_BYTES + sealed.length);
+      out.set(nonce);
+      out.set(sealed, NONCE_BYTES);
+      return SEALED_PREFIX + bytesToBase64(out);
+    },
+    async open(storeKey, sealed) {
+      if (!sealed.startsWith(SEALED_PREFIX)) return undefined;
+      const bytes = base64ToBytes(sealed.slice(SEALED_PREFIX.length));
+      // A nonce and the 16-byte tag at least.
+      if (bytes === undefined || bytes.length < NONCE_BYTES + 16) return undefined;
+      const nonce = bytes.subarray(0, NONCE_BYTES);
+      const data = bytes.subarray(NONCE_BYTES);
+      const additionalData = encoder.encode(storeKey);
+      for (let index = 0; index < secrets.length; index++) {
+        try {
+          const key = await keyFor(index, kindOf(storeKey));
+          const plain = await crypto.subtle.decrypt({ name: 'AES-GCM', iv: nonce, additionalData }, key, data);
+          return decoder.decode(plain);
+        } catch {
+          // Not this secret (or not a value sealed by this package): try the next.
+        }
+      }
+      return undefined;
+    },
+  };
+}
+
+async function derive(secret: string, kind: RecordKind): Promise<CryptoKey> {
+  const material = await crypto.subtle.importKey('raw', encoder.encode(secret), 'HKDF', false, ['deriveKey']);
+  return crypto.subtle.deriveKey(
+    { name: 'HKDF', hash: 'SHA-256', salt: SALT, info: encoder.encode(`ai-compaction/seal/v1/${kind}`) },
+    material,
+    { name: 'AES-GCM', length: 256 },
+    false,
+    ['encrypt', 'decrypt'],
+  );
+}
+
+function base64ToBytes(text: string): Bytes | undefined {
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text)) return undefined;
+  try {
+    const binary = atob(text);
+    const bytes = new Uint8Array(binary.length);
+    for (let index = 0; index < binary.length; index++) bytes[index] = binary.charCodeAt(index);
+    return bytes;
+  } catch {
+    return undefined;
+  }
+}
