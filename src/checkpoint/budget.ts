@@ -11,7 +11,7 @@ import { IDENTIFIERS_MAX_TOKENS } from './identifiers';
  * its tool outputs shortened past that; a new user turn whole), the summary (its output limit at
  * most a quarter of the room), the identifiers (at most a twentieth of the ceiling and 2,000
  * tokens), and the record gets the rest, at most `keep`; the record always keeps the turn's user
- * message (its ends when it is longer than a quarter of the budget).
+ * message (its ends when it is longer than a quarter of what the record may take at most).
  */
 
 /** The most of the room a compaction may keep: half, so the next one is at least half the room away. */
@@ -64,7 +64,7 @@ export function keepBudget({ ceiling, frame, keep, summaryOutputTokens, share = 
     summary: Math.max(1, Math.min(summaryOutputTokens, quarter)),
     identifiers: Math.max(0, Math.min(IDENTIFIERS_MAX_TOKENS, Math.floor(ceiling / 20))),
     record: Math.max(0, keep),
-    userMessage: Math.floor(total / 4),
+    userMessage: Math.floor(Math.min(Math.max(0, keep), total) / 4),
   };
 }
 

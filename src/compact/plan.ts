@@ -2,9 +2,10 @@ import { type KeepBudget, identifiersRoom, keepBudget, recordRoom } from '../che
 import { afterCheckpoint } from '../checkpoint/live';
 import { checkpointMessage } from '../checkpoint/message';
 import { liveStart } from '../prompt/conversation';
-import type { Message, SystemMessage } from '../prompt/types';
-import type { CallOptions } from '../prompt/types';
+import type { ResolvedOptions } from '../options';
+import type { CallOptions, Message, SystemMessage } from '../prompt/types';
 import { type Estimator, estimateMessages, estimatePrompt } from '../sizing/estimate';
+import { type StepView, coveredUpTo } from '../view';
 
 /**
  * A compaction decided once (docs/design.md, "One budget"): what it covers, what stays live, and
@@ -25,6 +26,7 @@ export interface CompactionPlan {
   wrapper: number;
 }
 
+/** What a plan is made from: the step (its conversation, frame and estimator), the ceiling and the options. */
 export interface PlanInput {
   conversation: readonly Message[];
   system: readonly SystemMessage[];
@@ -36,16 +38,28 @@ export interface PlanInput {
   ceiling: number | undefined;
   keep: number;
   summaryOutputTokens: number;
+  /** Share of the room the budget takes (at most half). */
   share?: number;
 }
 
 /** Plans the compaction of a conversation: it covers everything before its live part (a new user turn, or the newest step). */
 export function planCompaction({ conversation, system, tools, estimator, from, ceiling, keep, summaryOutputTokens, share }: PlanInput): CompactionPlan {
   const end = liveStart(conversation);
-  const frame = estimatePrompt([...system], tools, estimator);
-  const budget = ceiling === undefined ? undefined : keepBudget({ ceiling, frame, keep, summaryOutputTokens, ...(share === undefined ? {} : { share }) });
+  const budget = budgetOf({ system, tools, estimator, ceiling, keep, summaryOutputTokens, share });
   const live = liveTokens(conversation, end, budget?.step, estimator);
-  return { from, end, frame, budget, live, wrapper: estimateMessages([checkpointMessage('', '')], 0, 1, estimator) };
+  return { from, end, frame: budget === undefined ? frameTokens(system, tools, estimator) : budget.frame, budget, live, wrapper: estimateMessages([checkpointMessage('', '')], 0, 1, estimator) };
+}
+
+/** The budget of a compaction made at this ceiling with this frame; `undefined` without a ceiling. */
+export function budgetOf({ system, tools, estimator, ceiling, keep, summaryOutputTokens, share }: Omit<PlanInput, 'conversation' | 'from'>): (KeepBudget & { frame: number }) | undefined {
+  if (ceiling === undefined) return undefined;
+  const frame = frameTokens(system, tools, estimator);
+  return { ...keepBudget({ ceiling, frame, keep, summaryOutputTokens, ...(share === undefined ? {} : { share }) }), frame };
+}
+
+/** Tokens of the system messages and tool definitions. */
+export function frameTokens(system: readonly SystemMessage[], tools: CallOptions['tools'], estimator: Estimator): number {
+  return estimatePrompt([...system], tools, estimator);
 }
 
 /** Tokens of what goes out after a checkpoint covering `conversation[0, end)`: the newest step within `step` tokens, and what follows it. */
@@ -72,4 +86,20 @@ export function recordAllowance(plan: CompactionPlan, summary: number, identifie
 /** How long a turn's user message may open the record verbatim. */
 export function userMessageAllowance(plan: CompactionPlan, keep: number): number {
   return plan.budget?.userMessage ?? Math.floor(keep / 4);
+}
+
+/** The plan of a step's compaction at `ceiling`, with the instance's options. */
+export function planOf(engine: { settings: ResolvedOptions }, view: StepView, ceiling: number | undefined): CompactionPlan {
+  const { keep, summaryOutputTokens, budgetShare } = engine.settings;
+  return planCompaction({
+    conversation: view.conversation,
+    system: view.system,
+    tools: view.params.tools,
+    estimator: view.estimator,
+    from: coveredUpTo(view),
+    ceiling,
+    keep,
+    summaryOutputTokens,
+    share: budgetShare,
+  });
 }

@@ -544,14 +544,14 @@ describe('prepare (SPEC 14)', () => {
     });
 
     it('should find where the compaction left the prompt on another instance, from the live part its checkpoint was made for', async () => {
-      // One instance compacts at the ceiling and waits for it (prepare: false): with a 10,000-token
+      // One instance compacts at the ceiling and waits for it (prepare: false): with an 11,000-token
       // system prompt that leaves the prompt in the band. The next steps go to another instance
       // sharing the store, which never saw that step.
       const store = memoryStore();
       const first = collecting({ store, prepare: false });
       const second = collecting({ store });
       let handedOver = -1;
-      const { steps } = await toolLoop(60, 10_000, (index) => {
+      const { steps } = await toolLoop(60, 11_000, (index) => {
         if (handedOver < 0 && first.records.length > 0) handedOver = index;
         return handedOver < 0 ? first : second;
       });
