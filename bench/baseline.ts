@@ -3,9 +3,10 @@
  *
  * - a tarball, when `BENCH_BASELINE_TARBALL` is set (an `npm pack` of the package): unpacked under
  *   the system's temp folder, its `package/dist/index.js` is the build;
- * - otherwise a git ref of this repository, `BENCH_BASELINE_REF` (default `7dc9f7e`, main before
- *   the continuity work): its `src/` is extracted with `git archive` under the system's temp
- *   folder, and `src/index.ts` is the entry.
+ * - otherwise a git ref of this repository, `BENCH_BASELINE_REF` (default `main`: on a branch, the
+ *   build the branch is judged against; on main itself, this very build, a control that must
+ *   score as this checkout does): its `src/` is extracted with `git archive` under the system's
+ *   temp folder, and `src/index.ts` is the entry.
  *
  * Either entry is bundled with esbuild into one ESM file under `.bench-out/baseline/` (ignored by
  * git) with `ai`, `zod`, `lru-cache` and `@noble/hashes` left external, so they resolve from this
@@ -21,16 +22,20 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import type { CompactionFactory } from './strategies';
 
-export const DEFAULT_BASELINE_REF = '7dc9f7e';
+export const DEFAULT_BASELINE_REF = 'main';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const OUT = join(REPO, '.bench-out', 'baseline');
 const EXTERNAL = ['ai', 'zod', 'zod/*', 'lru-cache', '@noble/hashes', '@noble/hashes/*'];
 
 export interface Baseline {
-  /** `ai-compaction @ 7dc9f7e`, or `ai-compaction @ ai-compaction-0.1.0.tgz`. */
+  /** `ai-compaction @ main (2564617)` (the commit the ref names, when this clone has it), or `ai-compaction @ ai-compaction-0.1.0.tgz`. */
   label: string;
   load: () => Promise<CompactionFactory>;
+  /** For a git ref: the commit it named when the baseline was made (a branch that moves during a run does not move the baseline). */
+  commit?: string;
+  /** For a git ref: its `src/` is this checkout's, unchanged (on main, `main` is this very build). */
+  sameAsCheckout?: boolean;
 }
 
 /** The baseline the environment asks for (see above). Loading happens once, on the first `load()`. */
@@ -38,7 +43,27 @@ export function baselineFromEnv(env: NodeJS.ProcessEnv = process.env): Baseline 
   const tarball = env.BENCH_BASELINE_TARBALL;
   if (tarball) return { label: `ai-compaction @ ${basename(tarball)}`, load: once(() => fromTarball(resolve(tarball))) };
   const ref = env.BENCH_BASELINE_REF || DEFAULT_BASELINE_REF;
-  return { label: `ai-compaction @ ${ref}`, load: once(() => fromGitRef(ref)) };
+  const commit = git('rev-parse', '--verify', '--quiet', `${ref}^{commit}`);
+  if (commit === undefined) return baselineAt(ref, `ai-compaction @ ${ref}`);
+  const short = git('rev-parse', '--short', commit)!;
+  return baselineAt(commit, `ai-compaction @ ${ref}${short.startsWith(ref) ? '' : ` (${short})`}`);
+}
+
+/** The baseline built from `ref` of this repository, named `label` (a child process of the benchmark gets the commit its parent resolved). */
+export function baselineAt(ref: string, label: string): Baseline {
+  const commit = git('rev-parse', '--verify', '--quiet', `${ref}^{commit}`);
+  const tree = commit === undefined ? undefined : git('rev-parse', `${commit}:src`);
+  const sameAsCheckout = tree !== undefined && tree === git('rev-parse', 'HEAD:src') && git('status', '--porcelain', '--', 'src') === '';
+  return { label, load: once(() => fromGitRef(commit ?? ref)), ...(commit === undefined ? {} : { commit }), sameAsCheckout };
+}
+
+/** A git command's output in this repository, or undefined when it fails. */
+function git(...args: string[]): string | undefined {
+  try {
+    return execFileSync('git', ['-C', REPO, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return undefined;
+  }
 }
 
 function once<T>(make: () => Promise<T>): () => Promise<T> {

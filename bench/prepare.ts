@@ -13,10 +13,12 @@
  *
  *   npm run bench -- prepare
  */
-import type { Speed } from '../test/support/provider-server';
-import { type ContinuityRun, MODES, runContinuity } from './continuity';
+import type { Speed, SummaryMode } from '../test/support/provider-server';
+import { type ContinuityRun, WINDOW, runContinuity } from './continuity';
+import { COST_COLUMNS, COST_NOTE, costCells } from './cost';
 import { type Row, runStrategy } from './session';
 import { compacting, percent, printTable, tokens } from './strategies';
+import { ceiling } from '../src/sizing/ceiling';
 
 /**
  * A real model's speed: 5,000 prompt tokens a second (those read from the prompt cache take no
@@ -25,6 +27,13 @@ import { compacting, percent, printTable, tokens } from './strategies';
 const SPEED: Speed = { promptTokensPerSecond: 5_000, outputTokensPerSecond: 60 };
 /** A smaller model's speed for the `summarizer` option: four times as fast at both (its prompt cache is its own). */
 const SUMMARIZER_SPEED: Speed = { promptTokensPerSecond: 20_000, outputTokensPerSecond: 240 };
+/**
+ * The continuity runs here are shorter than the continuity benchmark's (14 failing tests, not
+ * 40: at a real model's pace a run of 40 takes some ten minutes) and write honest and lossy
+ * summaries (an amnesiac one is as short as a lossy one): they measure waits, not continuity.
+ */
+const PACED_FAILING = 14;
+const PACED_MODES: SummaryMode[] = ['honest', 'lossy'];
 /** A compaction that adds less than this to its step does not keep a chat user waiting. */
 const UNNOTICED_MS = 50;
 
@@ -70,7 +79,7 @@ export async function runSession(): Promise<void> {
     `\nThe 500-step session at a real model's speed (${SPEED.promptTokensPerSecond.toLocaleString('en-US')} prompt tokens/s, cached ones free; ${SPEED.outputTokensPerSecond} output tokens/s): time the compacting steps spend in transformParams`,
   );
   printTable(
-    ['prepare', 'steps', 'errors', ...WAIT_COLUMNS, 'other steps p50', 'mean/ceiling', 'max/ceiling', 'input billed', 'session'],
+    ['prepare', 'steps', 'errors', ...WAIT_COLUMNS, 'other steps p50', 'mean/ceiling', 'max/ceiling', ...COST_COLUMNS, 'session'],
     rows.map((row) => [
       row.name,
       String(row.steps),
@@ -79,7 +88,7 @@ export async function runSession(): Promise<void> {
       milliseconds(quantile(row.otherMs, 0.5)),
       percent(row.meanShare),
       percent(row.maxShare),
-      tokens(row.billed),
+      ...costCells(row.usage),
       `${Math.round(row.seconds)} s`,
     ]),
   );
@@ -95,21 +104,25 @@ export async function runContinuityPaced(): Promise<void> {
     { name: 'prepare: false, summarizer 4x as fast', prepare: false, summarizerSpeed: SUMMARIZER_SPEED },
   ];
   const runs: ContinuityRun[] = await Promise.all(
-    MODES.flatMap((mode) => variants.map(({ name, prepare, summarizerSpeed }) => runContinuity(compacting(name, { prepare }), mode, { speed: SPEED, summarizerSpeed }))),
+    PACED_MODES.flatMap((mode) => variants.map(({ name, prepare, summarizerSpeed }) => runContinuity(compacting(name, { prepare }), mode, { speed: SPEED, summarizerSpeed, failing: PACED_FAILING }))),
   );
-  console.log('\nThe continuity benchmark at the same speed: the fixer agent, 14 failing tests, window 32,000 (ceiling 16,000)');
+  console.log(
+    `\nThe continuity benchmark's session at the same speed: the fixer agent, ${PACED_FAILING} failing tests (the user's rules in later turns as in the continuity benchmark), window ${tokens(WINDOW)} (ceiling ${tokens(ceiling(WINDOW, undefined))})`,
+  );
   printTable(
-    ['prepare', 'summaries', 'finished', 'steps', 'repeated calls', 'rejected edits', ...WAIT_COLUMNS, 'step p50', 'input billed'],
+    ['prepare', 'summaries', 'finished', 'steps', 'over shortest', 'repeated calls', 'rejected edits', 'violations', ...WAIT_COLUMNS, 'step p50', ...COST_COLUMNS],
     runs.map((run) => [
       run.strategy,
       run.mode,
       run.finished ? 'yes' : `no (${run.outcome})`,
       String(run.steps),
+      run.overShortest === undefined ? '-' : String(run.overShortest),
       String(run.repeatedCalls),
       String(run.rejectedEdits),
+      String(run.violations),
       ...waits(run),
       milliseconds(quantile(run.stepMs, 0.5)),
-      tokens(run.inputTokens),
+      ...costCells(run.usage),
     ]),
   );
 }
@@ -125,6 +138,8 @@ export async function run(): Promise<void> {
       'the most time any summary started ahead of that step could have had: where a summary takes longer than that, a step waits whatever `prepare` is;',
       '"step p50" (continuity): the time the provider took to answer a step (its tools answer at once);',
       '"prepared, unused": background compactions whose checkpoint no step sent (the conversation ended first, it failed, or the step at the ceiling compacted from it), and their share of all summary requests.',
+      '"over shortest", "repeated calls", "rejected edits", "violations": as in the continuity benchmark.',
+      `Cost at cache prices: ${COST_NOTE}.`,
     ].join('\n'),
   );
 }

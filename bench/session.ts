@@ -11,7 +11,8 @@ import { z } from 'zod';
 import { ceiling } from '../src/sizing/ceiling';
 import { estimatePrompt } from '../src/sizing/estimate';
 import { createProjectTools, projectToolDescriptions, type Speed, startProviderServer } from '../test/support/provider-server';
-import { type Strategy, clearingAlone, compacting, keepingLast, noMiddleware, pacedMs, percent, printTable, summarizingOlder, timed, tokens, totalSeconds } from './strategies';
+import { type Usage, COST_COLUMNS, COST_NOTE, costCells, usageOf } from './cost';
+import { type Strategy, clearingAlone, compacting, keepingLast, noMiddleware, pacedMs, percent, printTable, slidingWindow, summarizingAtCeiling, summarizingOlder, timed, tokens, totalSeconds } from './strategies';
 
 export const WINDOW = 128_000;
 const TURNS = 10;
@@ -49,6 +50,9 @@ const STRATEGIES: Strategy[] = [
   compacting('overflow recovery only', { auto: false }),
   keepingLast(60),
   summarizingOlder(20, 0.85),
+  // the same two, done at this middleware's ceiling, counted with a real tokenizer
+  slidingWindow(60),
+  summarizingAtCeiling(20),
 ];
 
 /**
@@ -81,6 +85,8 @@ export interface Row {
   meanShare: number;
   maxShare: number;
   billed: number;
+  /** Every answered request, summary requests included: input, cached input, output. */
+  usage: Usage;
   cachedShare: number | undefined;
   /** Mean prompt of the steps sent right after a compaction (smaller than the step before). */
   floor: number | undefined;
@@ -175,6 +181,7 @@ export async function runStrategy(strategy: Strategy, { system = SYSTEM, summari
     meanShare: shares.reduce((a, b) => a + b, 0) / Math.max(1, shares.length),
     maxShare: Math.max(0, ...shares),
     billed,
+    usage: usageOf(server.requests),
     cachedShare: summaryTokens === 0 ? undefined : summaryRequests.reduce((sum, request) => sum + (request.cachedTokens ?? 0), 0) / summaryTokens,
     floor: floors.length === 0 ? undefined : floors.reduce((a, b) => a + b, 0) / floors.length,
     overCeiling: stepsSent.filter((request) => request.promptTokens > CEILING).length,
@@ -216,7 +223,7 @@ export async function run(): Promise<void> {
   for (const strategy of STRATEGIES) rows.push(await runStrategy(strategy));
   console.log(`\nA ${TURNS * STEPS_PER_TURN}-step session (${TURNS} turns), local provider, gpt-tokenizer counts, window ${WINDOW.toLocaleString('en-US')}, ceiling ${CEILING.toLocaleString('en-US')}`);
   printTable(
-    ['strategy', 'steps', 'errors', 'overflows', 'compactions', 'summary req', 'mean/ceiling', 'max/ceiling', 'input billed', 'summary cached'],
+    ['strategy', 'steps', 'errors', 'overflows', 'compactions', 'summary req', 'mean/ceiling', 'max/ceiling', ...COST_COLUMNS, 'summary cached'],
     rows.map((row) => [
       row.name,
       String(row.steps),
@@ -226,20 +233,32 @@ export async function run(): Promise<void> {
       String(row.summaryRequests),
       percent(row.meanShare),
       percent(row.maxShare),
-      tokens(row.billed),
+      ...costCells(row.usage),
       percent(row.cachedShare),
     ]),
   );
-  console.log('"compactions" counts trims for the last-60 strategy; "summary cached": share of summary-request tokens read from the prompt cache.');
+  console.log(
+    `"compactions" counts trims for the last-60 strategy and the sliding window; "summary cached": share of summary-request tokens read from the prompt cache; "input": every prompt token of every answered request, summary requests included.\nCost at cache prices: ${COST_NOTE}.`,
+  );
 
   const sweep: string[][] = [];
   for (const { prompt, system, keep } of SWEEP) {
     const strategy = compacting(`keep ${keep ?? 'default'}`, keep === undefined ? {} : { keep });
     const row = await runStrategy(strategy, { system });
-    sweep.push([prompt, tokens(estimatePrompt([{ role: 'system', content: system }], undefined)), keep === undefined ? '15,000 (default)' : tokens(keep), String(row.compactions), tokens(row.floor), percent(row.floor === undefined ? undefined : row.floor / CEILING), percent(row.meanShare), String(row.errors)]);
+    sweep.push([
+      prompt,
+      tokens(estimatePrompt([{ role: 'system', content: system }], undefined)),
+      keep === undefined ? '15,000 (default)' : tokens(keep),
+      String(row.compactions),
+      tokens(row.floor),
+      percent(row.floor === undefined ? undefined : row.floor / CEILING),
+      percent(row.meanShare),
+      String(row.errors),
+      ...costCells(row.usage),
+    ]);
   }
   console.log('\nThe mean prompt of ai-compaction, by system prompt and keep (the same session)');
-  printTable(['system prompt', 'tokens (est.)', 'keep', 'compactions', 'prompt after compaction', 'of ceiling', 'mean/ceiling', 'errors'], sweep);
+  printTable(['system prompt', 'tokens (est.)', 'keep', 'compactions', 'prompt after compaction', 'of ceiling', 'mean/ceiling', 'errors', ...COST_COLUMNS], sweep);
 }
 
 /** The same session: summary only against clearing old tool results first, and clearing alone. */
@@ -267,7 +286,7 @@ export async function runClearing(): Promise<void> {
         String(row.repeatedCalls),
         percent(row.meanShare),
         percent(row.maxShare),
-        tokens(row.billed),
+        ...costCells(row.usage),
         tokens(row.billed * (1 - row.cachedAll)),
         tokens(row.summaryOutput),
         totalSeconds(row.compactingMs),
@@ -276,11 +295,11 @@ export async function runClearing(): Promise<void> {
   }
   console.log(`\nClearing old tool results: the ${TURNS * STEPS_PER_TURN}-step session, window ${WINDOW.toLocaleString('en-US')}, ceiling ${CEILING.toLocaleString('en-US')}`);
   printTable(
-    ['strategy', 'summaries', 'steps', 'errors', 'overflows', 'clears / summaries', 'summary req', 'repeated calls', 'mean/ceiling', 'max/ceiling', 'input billed', 'not cached', 'summary output', 'compacting steps'],
+    ['strategy', 'summaries', 'steps', 'errors', 'overflows', 'clears / summaries', 'summary req', 'repeated calls', 'mean/ceiling', 'max/ceiling', ...COST_COLUMNS, 'not cached', 'summary output', 'compacting steps'],
     rows,
   );
   console.log(
-    '"not cached": input billed less what the provider read from its prompt cache (billed at a tenth or so); "summary output": tokens the summaries took to write (a step waits for them, at 50 to 100 a second); "compacting steps": time in transformParams of the steps that compacted, against the local provider.',
+    `"not cached": input less what the provider read from its prompt cache; "summary output": tokens the summaries took to write (a step waits for them, at 50 to 100 a second); "compacting steps": time in transformParams of the steps that compacted, against the local provider.\nCost at cache prices: ${COST_NOTE}.`,
   );
 }
 

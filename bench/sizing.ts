@@ -28,6 +28,7 @@ import { type AgentRequest, createProjectTools, projectToolDescriptions, startPr
 import { pick, rng } from '../test/support/provider-server/random';
 import { startRedisServer } from '../test/support/redis-server';
 import { CEILING, type Row, TASKS, WINDOW, runStrategy } from './session';
+import { COST_COLUMNS, COST_NOTE, costCells } from './cost';
 import { type Strategy, percent, printTable, tokens } from './strategies';
 
 /** The commit before issue 14: the build "before" is made from it. */
@@ -329,7 +330,7 @@ export async function run(): Promise<void> {
     }
     console.log(`\n(b) The 500-step session, a new instance every ${STEPS_PER_INSTANCE} steps (a serverless host), window ${WINDOW.toLocaleString('en-US')}, ceiling ${CEILING.toLocaleString('en-US')}`);
     printTable(
-      ['store', 'variant', 'instances', 'steps', 'errors', 'rejected calls', 'overflow compactions', 'auto compactions', 'summary req', 'sent over ceiling', 'max/ceiling', 'input billed'],
+      ['store', 'variant', 'instances', 'steps', 'errors', 'rejected calls', 'overflow compactions', 'auto compactions', 'summary req', 'sent over ceiling', 'max/ceiling', ...COST_COLUMNS],
       rows.map(({ store, variant, counters, row }) => [
         store,
         variant,
@@ -342,12 +343,12 @@ export async function run(): Promise<void> {
         String(row.summaryRequests),
         String(row.overCeiling),
         percent(row.maxShare),
-        tokens(row.billed),
+        ...costCells(row.usage),
       ]),
     );
     console.log('"rejected calls": calls the provider refused as over its window (each one a wasted call, followed by a compaction\n' +
       'under way while the caller waits: an "overflow compaction"). "sent over ceiling": steps the provider counted over the\n' +
-      'ceiling; "max/ceiling": the largest of them.');
+      `ceiling; "max/ceiling": the largest of them. Cost at cache prices: ${COST_NOTE}.`);
   } finally {
     client.disconnect();
     await redisServer.stop();

@@ -9,7 +9,7 @@
  */
 import type { LanguageModelV3Prompt } from '@ai-sdk/provider';
 import type { LanguageModel, LanguageModelMiddleware } from 'ai';
-import type { RecordedRequest } from '../test/support/provider-server';
+import { countText, type RecordedRequest } from '../test/support/provider-server';
 import { type CompactionOptions, compaction } from '../src';
 import { clearToolOutputs, clearingEnd } from '../src/checkpoint/clear';
 import { SUMMARY_PROMPT } from '../src/checkpoint/prompts';
@@ -33,6 +33,8 @@ export interface StrategyRun {
 
 export interface Strategy {
   name: string;
+  /** Whether it ever asks the model for a summary (a summarizer's way of writing then changes its run); true unless said. */
+  summarizes?: boolean;
   /**
    * A fresh instance for one run against a model with this window (tokens). `summarizer`: a model
    * of the run's own for summary requests, taken by this middleware (its option of that name).
@@ -53,14 +55,15 @@ export type StrategyOptions = Omit<Partial<CompactionOptions>, 'onCompaction' | 
 export const thisCheckout = async (): Promise<CompactionFactory> => compaction as CompactionFactory;
 
 /**
- * This middleware with `options` (the window is the run's), counting its compactions. `factory`
- * gives the build: this checkout by default, or another one (see baseline.ts).
+ * This middleware with `options` (the window is the run's; options may depend on it), counting its
+ * compactions. `factory` gives the build: this checkout by default, or another one (see baseline.ts).
  */
-export function compacting(name: string, options: StrategyOptions = {}, factory: () => Promise<CompactionFactory> = thisCheckout): Strategy {
+export function compacting(name: string, options: StrategyOptions | ((window: number) => StrategyOptions) = {}, factory: () => Promise<CompactionFactory> = thisCheckout): Strategy {
   return {
     name,
     start: async (window, run = {}) => {
       const make = await factory();
+      const own = typeof options === 'function' ? options(window) : options;
       const kinds = { clear: 0, summary: 0 };
       const background: Promise<unknown>[] = [];
       let sent = 0;
@@ -74,7 +77,7 @@ export function compacting(name: string, options: StrategyOptions = {}, factory:
       // from before `waitUntil` existed refuses the option).
       const waitUntil = factory === thisCheckout ? { waitUntil: (promise: Promise<unknown>) => void background.push(promise) } : {};
       const summarizer = run.summarizer === undefined ? {} : { summarizer: run.summarizer };
-      const middleware = make({ contextWindow: window, ...waitUntil, ...summarizer, ...options, onCompaction } as CompactionOptions);
+      const middleware = make({ contextWindow: window, ...waitUntil, ...summarizer, ...own, onCompaction } as CompactionOptions);
       return {
         middleware: [middleware],
         compactions: () => kinds.clear + kinds.summary,
@@ -86,12 +89,13 @@ export function compacting(name: string, options: StrategyOptions = {}, factory:
   };
 }
 
-export const noMiddleware: Strategy = { name: 'no middleware', start: async () => ({ middleware: [], compactions: () => undefined }) };
+export const noMiddleware: Strategy = { name: 'no middleware', summarizes: false, start: async () => ({ middleware: [], compactions: () => undefined }) };
 
 /** Keeps the last `count` messages (see `keepLast`); "compactions" counts the steps it trimmed. */
 export function keepingLast(count: number, name = `keep the last ${count} messages`): Strategy {
   return {
     name,
+    summarizes: false,
     start: async () => {
       let trims = 0;
       return { middleware: [keepLast(count, () => void trims++)], compactions: () => trims };
@@ -109,6 +113,7 @@ export function keepingLast(count: number, name = `keep the last ${count} messag
 export function clearingAlone(name = 'clearing alone'): Strategy {
   return {
     name,
+    summarizes: false,
     start: async (window) => {
       const limit = ceiling(window, undefined);
       const keep = recordBudget(DEFAULT_KEEP, limit);
@@ -179,13 +184,96 @@ export type PromptMeasure = (prompt: LanguageModelV3Prompt, tools: unknown) => n
 /** 4 characters a token, as this package estimates before it has counts. */
 export const estimateMeasure: PromptMeasure = (prompt, tools) => estimatePrompt(prompt as Message[], tools as never);
 
+/**
+ * A prompt counted the way the local provider server counts it (gpt-tokenizer, 4 tokens a
+ * message): what a hand-written strategy measures with a real tokenizer.
+ */
+export const tokenizerMeasure: PromptMeasure = (prompt, tools) => {
+  let count = tools === undefined ? 0 : countText(JSON.stringify(tools));
+  for (const message of prompt) {
+    count += 4;
+    if (typeof message.content === 'string') {
+      count += countText(message.content);
+      continue;
+    }
+    for (const part of message.content) {
+      if (part.type === 'text' || part.type === 'reasoning') count += countText(part.text);
+      else if (part.type === 'tool-call') count += countText(part.toolName) + countText(JSON.stringify(part.input));
+      else if (part.type === 'tool-result') count += countText(part.output.type === 'text' || part.output.type === 'error-text' ? part.output.value : JSON.stringify(part.output));
+      else count += 1_000;
+    }
+  }
+  return count;
+};
+
 /** Summarizes all but the last `keep` messages over `share` of the window (see `summarizeOlder`). */
 export function summarizingOlder(keep: number, share: number, name = `summarize all but ${keep} at ${Math.round(share * 100)} %`, measure: PromptMeasure = estimateMeasure): Strategy {
   return {
     name,
     start: async (window) => {
       let summaries = 0;
-      return { middleware: [summarizeOlder(keep, share, window, () => void summaries++, measure)], compactions: () => summaries };
+      return { middleware: [summarizeOlder(keep, share * window, () => void summaries++, measure)], compactions: () => summaries };
+    },
+  };
+}
+
+/**
+ * Summarizes all but the newest messages when the prompt, counted with a real tokenizer, reaches
+ * this middleware's ceiling for the window (see `summarizeOlder`): the hand-written approach,
+ * compacting where this middleware does. `keep`: a number of messages, or the newest messages
+ * within a share of the ceiling (`{ share: 0.25 }`: what this middleware's record may take).
+ */
+export function summarizingAtCeiling(keep: Keep, name = typeof keep === 'number' ? `summarize all but ${keep} (tokenizer)` : `summarize all but ${Math.round(keep.share * 100)} % of the ceiling (tokenizer)`): Strategy {
+  return {
+    name,
+    start: async (window) => {
+      let summaries = 0;
+      return { middleware: [summarizeOlder(keep, ceiling(window, undefined), () => void summaries++, tokenizerMeasure)], compactions: () => summaries };
+    },
+  };
+}
+
+/**
+ * A sliding window that keeps the task (the first user message) and the last `count` messages,
+ * trimmed when the prompt, counted with a real tokenizer, reaches this middleware's ceiling for
+ * the window (see `keepTaskAndLast`); "compactions" counts the trims.
+ */
+export function slidingWindow(count: number, name = `the task and the last ${count} messages (tokenizer)`): Strategy {
+  return {
+    name,
+    summarizes: false,
+    start: async (window) => {
+      let trims = 0;
+      return { middleware: [keepTaskAndLast(count, ceiling(window, undefined), () => void trims++, tokenizerMeasure)], compactions: () => trims };
+    },
+  };
+}
+
+/**
+ * Keeps the system messages, the first user message and the last `count` messages, starting where
+ * no tool result is orphaned, once the prompt reaches `limit` by `measure`; the cut stays where it
+ * is (so later steps extend what was sent) until the prompt reaches `limit` again.
+ */
+export function keepTaskAndLast(count: number, limit: number, onTrim: () => void, measure: PromptMeasure): LanguageModelMiddleware {
+  let cut = 0;
+  return {
+    specificationVersion: 'v3',
+    transformParams: async ({ params }) => {
+      const system = params.prompt.filter((message) => message.role === 'system');
+      const rest = params.prompt.filter((message) => message.role !== 'system');
+      const task = rest[0]?.role === 'user' ? 1 : 0;
+      const build = () => (cut <= task ? params.prompt : [...system, ...rest.slice(0, task), ...rest.slice(cut)]);
+      let prompt = build();
+      if (measure(prompt, params.tools) >= limit) {
+        let start = Math.max(task, rest.length - count);
+        while (start < rest.length && rest[start]!.role === 'tool') start++;
+        if (start > cut) {
+          cut = start;
+          onTrim();
+          prompt = build();
+        }
+      }
+      return prompt === params.prompt ? params : { ...params, prompt };
     },
   };
 }
@@ -206,13 +294,16 @@ export function keepLast(count: number, onTrim: () => void): LanguageModelMiddle
   };
 }
 
+/** What a hand-written summarizer keeps verbatim: the last N messages, or the newest within a share of its limit. */
+export type Keep = number | { share: number };
+
 /**
- * The common hand-written approach: over a share of the window, summarize
- * everything but the last `keep` messages in a fresh request (this package's summary prompt, the
- * older messages as a transcript) and send the summary in their place. `measure` sizes the prompt
- * (default: 4 characters a token).
+ * The common hand-written approach: at `limit` tokens, summarize everything but the newest
+ * messages (`keep`) in a fresh request (this package's summary prompt, the older messages as a
+ * transcript) and send the summary in their place. `measure` sizes the prompt (default: 4
+ * characters a token).
  */
-export function summarizeOlder(keep: number, share: number, window: number, onSummary: () => void, measure: PromptMeasure = estimateMeasure): LanguageModelMiddleware {
+export function summarizeOlder(keep: Keep, limit: number, onSummary: () => void, measure: PromptMeasure = estimateMeasure): LanguageModelMiddleware {
   let summary: { covered: number; text: string } | undefined;
   return {
     specificationVersion: 'v3',
@@ -224,8 +315,16 @@ export function summarizeOlder(keep: number, share: number, window: number, onSu
           ? params.prompt
           : [...system, { role: 'user' as const, content: [{ type: 'text' as const, text: `Summary of the earlier conversation:\n${summary.text}` }] }, ...rest.slice(summary.covered)];
       let prompt = build();
-      if (measure(prompt, params.tools) >= share * window) {
-        let cut = Math.max(summary?.covered ?? 0, rest.length - keep);
+      if (measure(prompt, params.tools) >= limit) {
+        let kept = typeof keep === 'number' ? keep : 0;
+        if (typeof keep !== 'number') {
+          // the newest messages within the share, by the same measure
+          for (let size = 0; kept < rest.length; kept++) {
+            size += measure([rest[rest.length - 1 - kept]!], undefined);
+            if (size > keep.share * limit) break;
+          }
+        }
+        let cut = Math.max(summary?.covered ?? 0, rest.length - kept);
         while (cut < rest.length && rest[cut]!.role === 'tool') cut++;
         const older = (summary ? [{ role: 'user', content: [{ type: 'text', text: summary.text }] }] : []).concat(rest.slice(summary?.covered ?? 0, cut) as never[]);
         const transcript = serialize(older as Message[], { toolOutput: { mode: 'full' } });

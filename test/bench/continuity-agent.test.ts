@@ -2,15 +2,23 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { SUMMARY_PROMPT, REMINDER_PROMPT, UPDATE_PROMPT } from '../../src/checkpoint/prompts';
 import {
+  amnesiacSummary,
   countText,
   createFixerTools,
+  fewestRepeats,
+  fewestSteps,
   FIXER_TASK,
   fixerReply,
+  fixerTurns,
   getFixerProject,
   honestSummary,
+  LEGACY_DIR,
   lossySummary,
+  MAX_TEST_FILES,
   promptText,
   readFacts,
+  RULE_TEXT,
+  SETTINGS_FILE,
   type Message,
 } from '../support/provider-server';
 
@@ -43,14 +51,71 @@ describe('the fixer project', () => {
     expect(project.tests).toHaveLength(20);
     expect(new Set(project.failures.map((f) => f.test)).size).toBe(14);
     for (const failure of project.failures) {
-      const lines = project.files.get(failure.file)!;
-      expect(lines.length).toBeGreaterThanOrEqual(150);
-      expect(lines.length).toBeLessThanOrEqual(300);
-      const listing = tools.read_file({ path: failure.file });
-      const at = listing.indexOf(`\n${String(failure.line).padStart(4)} ${tools.tokenAt(failure.file, failure.line)} | `);
-      expect(at).toBeGreaterThanOrEqual(2_000);
+      for (const { file, line } of [failure, ...(failure.caller ? [failure.caller] : [])]) {
+        const lines = project.files.get(file)!;
+        expect(lines.length).toBeGreaterThanOrEqual(150);
+        expect(lines.length).toBeLessThanOrEqual(300);
+        const listing = tools.read_file({ path: file });
+        const at = listing.indexOf(`\n${String(line).padStart(4)} ${tools.tokenAt(file, line)} | `);
+        expect(at).toBeGreaterThanOrEqual(2_000);
+      }
     }
     expect(getFixerProject({ seed: 3, failing: 4, passing: 2 }).failures).toHaveLength(4);
+  });
+
+  it('has up to 130 test files, each module a source file and then four more layers', () => {
+    expect(MAX_TEST_FILES).toBe(130);
+    const large = getFixerProject({ seed: 2, failing: 40, passing: 6 });
+    expect(large.tests).toHaveLength(46);
+    expect(large.failures).toHaveLength(40);
+    expect(large.tests.filter((test) => /-(?:store|rules|format|jobs)\.test\.ts$/.test(test))).toHaveLength(46 - 26);
+    expect(() => getFixerProject({ failing: 125, passing: 6 })).toThrow('a fixer project has at most 130 test files');
+  });
+
+  it('makes the first failing test, and about one in five of the others, a setting of config/settings.json; one in three from the third on throws in src/legacy/', () => {
+    const large = getFixerProject({ seed: 2, failing: 40, passing: 6 });
+    const kinds = large.failures.map((f) => (f.caller ? 'L' : f.setting ? 'S' : '.')).join('');
+    expect(kinds).toBe('S....S.SL....S...S..L.SL.S.L.S..SSL.LLLL');
+    expect(kinds.slice(0, 2)).not.toContain('L');
+    for (const failure of large.failures) {
+      if (failure.caller) {
+        expect(failure.file.startsWith(LEGACY_DIR)).toBe(true);
+        expect(failure.caller.file).toBe(failure.test.replace(/^test\//, 'src/').replace(/\.test\.ts$/, '.ts'));
+      } else expect(failure.file).toBe(failure.test.replace(/^test\//, 'src/').replace(/\.test\.ts$/, '.ts'));
+      if (failure.setting) expect(failure.error).toMatch(new RegExp(`^SettingError: expected ${failure.setting} from config/settings\\.json, found a hard-coded \\S+$`));
+    }
+    // every legacy failure has its own line: one edit never fixes two tests
+    const legacy = large.failures.filter((f) => f.caller).map((f) => `${f.file}:${f.line}`);
+    expect(new Set(legacy).size).toBe(legacy.length);
+  });
+
+  it('takes 4 steps a failing test, one read of the settings and 3 more in the shortest run', () => {
+    expect(fewestSteps(project)).toBe(1 + 4 * 14 + 1 + 2);
+    expect(fewestRepeats(project)).toBe(15);
+    const plain = { ...project, failures: project.failures.filter((f) => f.setting === undefined) };
+    expect(fewestSteps(plain)).toBe(1 + 4 * plain.failures.length + 2);
+  });
+
+  it('has the user give the two rules after the 2nd and 4th fixes, then encouragement every 4th fix, never at the last', () => {
+    const turns = fixerTurns(40);
+    expect(turns.map((turn) => turn.afterFixed)).toEqual([2, 4, 8, 12, 16, 20, 24, 28, 32, 36]);
+    expect(turns[0]).toEqual({
+      afterFixed: 2,
+      text: 'One rule from now on: do not edit files under `src/legacy/`, it is frozen for the release. When a failure throws inside it, fix its caller instead: the next frame of the stack.',
+      rule: { kind: 'frozen', dir: 'src/legacy/' },
+    });
+    expect(turns[1]).toEqual({ afterFixed: 4, text: 'Another rule from now on: every fix adds a line to CHANGELOG.md naming its test (the `changelog` input of edit_file).', rule: { kind: 'changelog' } });
+    expect(turns.slice(2).every((turn) => turn.rule === undefined && turn.text === 'Thanks, that is progress. Carry on, and tell me when `npm test` passes.')).toBe(true);
+    expect(fixerTurns(3).map((turn) => turn.afterFixed)).toEqual([2]);
+    expect(fixerTurns(8).map((turn) => turn.afterFixed)).toEqual([2, 4]);
+    expect(fixerTurns(2)).toEqual([]);
+  });
+
+  it('lists the settings in config/settings.json, one a line', () => {
+    const listing = tools.read_file({ path: SETTINGS_FILE }).split('\n');
+    expect(listing[0]).toBe('config/settings.json (14 lines)');
+    expect(listing).toHaveLength(15);
+    for (const [key, value] of project.settings) expect(listing.some((line) => line.endsWith(`| ${`  "${key}": ${/^\d+$/.test(value) ? value : `"${value}"`}`}`) || line.endsWith(`| ${`  "${key}": ${/^\d+$/.test(value) ? value : `"${value}"`},`}`))).toBe(true);
   });
 
   it('gives every line of the project its own token', () => {
@@ -71,14 +136,27 @@ describe('the fixer project', () => {
     expect(output).toContain('Suite: 14 failing, 6 passing (20 test files)');
   });
 
-  it("prints a test's error and location within the first 1,250 characters of thousands", () => {
-    const failure = project.failures[0]!;
-    const output = tools.run_command({ command: `npx vitest run ${failure.test}` });
-    const core = `FAIL ${failure.test} > ${failure.name}\n${failure.error}\n  at ${failure.file}:${failure.line}\n`;
-    expect(output).toContain(core);
-    expect(output.indexOf(core) + core.length).toBeLessThan(1_250);
-    expect(output.length).toBeGreaterThan(2_000);
-    expect(tools.run_command({ command: `npx vitest run ${failure.test}` })).toBe(output);
+  const core = (failure: (typeof project.failures)[0]) =>
+    `FAIL ${failure.test} > ${failure.name}\n${failure.error}\n  at ${failure.file}:${failure.line}\n${failure.caller ? `  at ${failure.caller.file}:${failure.caller.line}\n` : ''}`;
+
+  it("prints a test's error and location (and its caller's, from src/legacy/) within the first 1,250 characters of thousands", () => {
+    for (const failure of project.failures) {
+      const output = tools.run_command({ command: `npx vitest run ${failure.test}` });
+      expect(output).toContain(core(failure));
+      expect(output.indexOf(core(failure)) + core(failure).length).toBeLessThan(1_250);
+      expect(output.length).toBeGreaterThan(2_000);
+      expect(tools.run_command({ command: `npx vitest run ${failure.test}` })).toBe(output);
+    }
+    expect(project.failures.some((failure) => failure.caller)).toBe(true);
+  });
+
+  it('prints it past the first 1,250 characters with lateFailure, the project otherwise the same', () => {
+    const late = createFixerTools({ seed: 3, lateFailure: true });
+    expect(late.project.failures).toEqual(project.failures);
+    for (const failure of late.project.failures) {
+      const output = late.run_command({ command: `npx vitest run ${failure.test}` });
+      expect(output.indexOf(core(failure))).toBeGreaterThan(1_250);
+    }
   });
 
   it('rejects an edit whose token is not the one on the line, and fixes the test on the right one', () => {
@@ -92,7 +170,7 @@ describe('the fixer project', () => {
     );
     expect(fresh.edit_file({ path: failure.file, line: 9_999, token })).toMatch(/^edit rejected: /);
     expect(fresh.edit_file({ path: 'src/nowhere.ts', line: 1, token })).toMatch(/^edit rejected: /);
-    expect(fresh.edits).toEqual({ accepted: 0, rejected: 3 });
+    expect(fresh.edits).toEqual({ accepted: 0, rejected: 3, violations: 0 });
     expect(fresh.failing()).toContain(failure.test);
 
     expect(fresh.edit_file({ path: failure.file, line: failure.line, token })).toBe(`edit applied: ${failure.file}:${failure.line}`);
@@ -103,12 +181,61 @@ describe('the fixer project', () => {
     // the rewritten line has a new token: the one read before the edit is stale
     expect(fresh.tokenAt(failure.file, failure.line)).not.toBe(token);
     expect(fresh.edit_file({ path: failure.file, line: failure.line, token })).toMatch(/^edit rejected: /);
-    expect(fresh.edits).toEqual({ accepted: 1, rejected: 4 });
+    expect(fresh.edits).toEqual({ accepted: 1, rejected: 4, violations: 0 });
+  });
+
+  it('fixes a setting only with the value config/settings.json gives it', () => {
+    const fresh = createFixerTools({ seed: 3 });
+    const failure = fresh.project.failures[0]!;
+    const key = failure.setting!;
+    const value = fresh.project.settings.get(key)!;
+    const token = fresh.tokenAt(failure.file, failure.line)!;
+    expect(fresh.edit_file({ path: failure.file, line: failure.line, token })).toBe(`edit rejected: ${failure.file}:${failure.line} must take the value of ${key} from config/settings.json (the edit gives no value)`);
+    expect(fresh.edit_file({ path: failure.file, line: failure.line, token, value: `${value}0` })).toBe(`edit rejected: ${failure.file}:${failure.line} must take the value of ${key} from config/settings.json, and ${value}0 is not it`);
+    expect(fresh.edit_file({ path: failure.file, line: failure.line, token, value })).toBe(`edit applied: ${failure.file}:${failure.line}`);
+    expect(fresh.edits).toEqual({ accepted: 1, rejected: 2, violations: 0 });
+    expect(fresh.fixed()).toEqual([failure.test]);
+  });
+
+  it('refuses an edit under src/legacy/ once that rule is in force, counted as a violation; the caller fixes the test', () => {
+    const legacy = project.failures.find((f) => f.caller)!;
+    const before = createFixerTools({ seed: 3 });
+    expect(before.edit_file({ path: legacy.file, line: legacy.line, token: before.tokenAt(legacy.file, legacy.line)! })).toBe(`edit applied: ${legacy.file}:${legacy.line}`);
+    expect(before.fixed()).toEqual([legacy.test]);
+
+    const fresh = createFixerTools({ seed: 3 });
+    fresh.impose({ kind: 'frozen', dir: LEGACY_DIR });
+    const token = fresh.tokenAt(legacy.file, legacy.line)!;
+    expect(fresh.edit_file({ path: legacy.file, line: legacy.line, token })).toBe(
+      `edit refused: ${legacy.file}:${legacy.line} breaks a rule the user gave: do not edit files under \`src/legacy/\`. Nothing was changed.`,
+    );
+    expect(fresh.tokenAt(legacy.file, legacy.line)).toBe(token);
+    // a stale token is a rejected edit, not a violation
+    expect(fresh.edit_file({ path: legacy.file, line: legacy.line, token: 'tok_000000' })).toMatch(/^edit rejected: /);
+    expect(fresh.edits).toEqual({ accepted: 0, rejected: 1, violations: 1 });
+    const { file, line } = legacy.caller!;
+    expect(fresh.edit_file({ path: file, line, token: fresh.tokenAt(file, line)! })).toBe(`edit applied: ${file}:${line}`);
+    expect(fresh.fixed()).toEqual([legacy.test]);
+  });
+
+  it('refuses a fix without a changelog line naming its test once that rule is in force, and adds the line to CHANGELOG.md', () => {
+    const fresh = createFixerTools({ seed: 3 });
+    const failure = fresh.project.failures[1]!;
+    const other = fresh.project.failures[2]!;
+    const token = fresh.tokenAt(failure.file, failure.line)!;
+    fresh.impose({ kind: 'changelog' });
+    const refusal = `edit refused: ${failure.file}:${failure.line} breaks a rule the user gave: every fix adds a line to CHANGELOG.md naming its test`;
+    expect(fresh.edit_file({ path: failure.file, line: failure.line, token })).toBe(`${refusal} (this edit adds none). Nothing was changed.`);
+    expect(fresh.edit_file({ path: failure.file, line: failure.line, token, changelog: `fix ${other.test}` })).toBe(`${refusal} (this edit's changelog line does not name ${failure.test}). Nothing was changed.`);
+    expect(fresh.edit_file({ path: failure.file, line: failure.line, token, changelog: `${failure.test}: fixed` })).toBe(`edit applied: ${failure.file}:${failure.line} (and a line added to CHANGELOG.md)`);
+    expect(fresh.edits).toEqual({ accepted: 1, rejected: 0, violations: 2 });
+    expect(fresh.read_file({ path: 'CHANGELOG.md' }).split('\n').slice(0, 1)).toEqual(['CHANGELOG.md (5 lines)']);
+    expect(fresh.read_file({ path: 'CHANGELOG.md' })).toMatch(new RegExp(`\\n   5 tok_[0-9a-f]{6} \\| - ${failure.test.replaceAll('.', '\\.')}: fixed$`));
   });
 
   it('reports the whole suite passing once every failing line is edited', () => {
     const fresh = createFixerTools({ seed: 3, failing: 2, passing: 1 });
-    for (const f of fresh.project.failures) fresh.edit_file({ path: f.file, line: f.line, token: fresh.tokenAt(f.file, f.line)! });
+    for (const f of fresh.project.failures) fresh.edit_file({ path: f.file, line: f.line, token: fresh.tokenAt(f.file, f.line)!, value: f.setting === undefined ? undefined : fresh.project.settings.get(f.setting) });
     expect(fresh.run_command({ command: 'npm test' })).toContain('Suite: 0 failing, 3 passing (3 test files)');
   });
 });
@@ -116,10 +243,19 @@ describe('the fixer project', () => {
 describe('the fixer policy', () => {
   const tools = createFixerTools({ seed: 5, failing: 3, passing: 1 });
   const [first, second] = tools.project.failures as [(typeof tools.project.failures)[0], (typeof tools.project.failures)[0]];
+  const key = first.setting!;
+  const value = tools.project.settings.get(key)!;
   const npmTest = step('run_command', { command: 'npm test' }, tools.run_command({ command: 'npm test' }));
   const runFirst = step('run_command', { command: `npx vitest run ${first.test}` }, tools.run_command({ command: `npx vitest run ${first.test}` }));
+  const readConfig = step('read_file', { path: SETTINGS_FILE }, tools.read_file({ path: SETTINGS_FILE }));
   const readFirst = step('read_file', { path: first.file }, tools.read_file({ path: first.file }));
   const token = tools.tokenAt(first.file, first.line)!;
+  const edit = { name: 'edit_file', input: { path: first.file, line: first.line, token, value } };
+
+  it('has a first failing test that hard-codes a setting, and a second that does not', () => {
+    expect(first.error).toMatch(/^SettingError: expected \w+ from config\/settings\.json/);
+    expect(second.setting).toBeUndefined();
+  });
 
   it('asks what to do when no task is in the prompt, whatever else it shows', () => {
     const reply = fixerReply([SYSTEM, user('Hello.'), ...npmTest, ...runFirst]);
@@ -134,17 +270,20 @@ describe('the fixer policy', () => {
     expect(call([SYSTEM, user(FIXER_TASK), ...npmTest])).toEqual({ name: 'run_command', input: { command: `npx vitest run ${first.test}` } });
   });
 
-  it("reads the file the error names when the token on that line isn't known", () => {
-    expect(call([SYSTEM, user(FIXER_TASK), ...npmTest, ...runFirst])).toEqual({ name: 'read_file', input: { path: first.file } });
+  it("reads config/settings.json when the failure names a setting whose value isn't known, then the file the error names", () => {
+    expect(call([SYSTEM, user(FIXER_TASK), ...npmTest, ...runFirst])).toEqual({ name: 'read_file', input: { path: SETTINGS_FILE } });
+    expect(call([SYSTEM, user(FIXER_TASK), ...npmTest, ...runFirst, ...readConfig])).toEqual({ name: 'read_file', input: { path: first.file } });
+    // the file first: the setting is still needed before the edit
+    expect(call([SYSTEM, user(FIXER_TASK), ...npmTest, ...runFirst, ...readFirst])).toEqual({ name: 'read_file', input: { path: SETTINGS_FILE } });
   });
 
-  it('edits the line with the token it read there', () => {
-    expect(call([SYSTEM, user(FIXER_TASK), ...npmTest, ...runFirst, ...readFirst])).toEqual({ name: 'edit_file', input: { path: first.file, line: first.line, token } });
+  it('edits the line with the token it read there and the value of the setting', () => {
+    expect(call([SYSTEM, user(FIXER_TASK), ...npmTest, ...runFirst, ...readConfig, ...readFirst])).toEqual(edit);
   });
 
   it('re-runs the test once the edit is known, then moves to the next failing test', () => {
-    const edited = step('edit_file', { path: first.file, line: first.line, token }, `edit applied: ${first.file}:${first.line}`);
-    const base = [SYSTEM, user(FIXER_TASK), ...npmTest, ...runFirst, ...readFirst, ...edited];
+    const edited = step('edit_file', edit.input, `edit applied: ${first.file}:${first.line}`);
+    const base = [SYSTEM, user(FIXER_TASK), ...npmTest, ...runFirst, ...readConfig, ...readFirst, ...edited];
     expect(call(base)).toEqual({ name: 'run_command', input: { command: `npx vitest run ${first.test}` } });
     const passed = step('run_command', { command: `npx vitest run ${first.test}` }, `PASS ${first.test} (3 tests) 40ms`);
     expect(call([...base, ...passed])).toEqual({ name: 'run_command', input: { command: `npx vitest run ${second.test}` } });
@@ -161,37 +300,36 @@ describe('the fixer policy', () => {
   });
 
   it('reads the file again after an edit with its token was rejected, instead of repeating the edit', () => {
-    const wrong = step('edit_file', { path: first.file, line: first.line, token: 'tok_000000' }, `edit rejected: ${first.file}:${first.line} does not carry tok_000000 (the line changed since it was read, or the token is from another line); read the file again`);
-    const prompt = [SYSTEM, user(`${FIXER_TASK} Note: \`${first.file}:${first.line}\` reads \`tok_000000\`.`), ...npmTest, ...runFirst];
-    expect(call(prompt)).toEqual({ name: 'edit_file', input: { path: first.file, line: first.line, token: 'tok_000000' } });
+    const wrong = step('edit_file', { ...edit.input, token: 'tok_000000' }, `edit rejected: ${first.file}:${first.line} does not carry tok_000000 (the line changed since it was read, or the token is from another line); read the file again`);
+    const prompt = [SYSTEM, user(`${FIXER_TASK} Note: \`${first.file}:${first.line}\` reads \`tok_000000\`.`), ...npmTest, ...runFirst, ...readConfig];
+    expect(call(prompt)).toEqual({ ...edit, input: { ...edit.input, token: 'tok_000000' } });
     expect(call([...prompt, ...wrong])).toEqual({ name: 'read_file', input: { path: first.file } });
-    expect(call([...prompt, ...wrong, ...readFirst])).toEqual({ name: 'edit_file', input: { path: first.file, line: first.line, token } });
+    expect(call([...prompt, ...wrong, ...readFirst])).toEqual(edit);
   });
 
   it('reads a listing wherever it starts, and its lines after a gap too, but never a line cut before its token', () => {
     const listing = tools.read_file({ path: first.file });
-    const edit = { name: 'edit_file', input: { path: first.file, line: first.line, token } };
-    expect(call([SYSTEM, user(FIXER_TASK), ...npmTest, ...runFirst, said(`Here is the file: ${listing}`)])).toEqual(edit);
+    const base = [SYSTEM, user(FIXER_TASK), ...npmTest, ...runFirst, ...readConfig];
+    expect(call([...base, said(`Here is the file: ${listing}`)])).toEqual(edit);
     // an excerpt of the first and last parts: the lines after the gap are still of that file
     const lines = listing.split('\n');
     const excerpt = (tail: string[]) => [...lines.slice(0, 20), '[some characters left out]', ...tail].join('\n');
     const at = lines.findIndex((line) => line.includes(` ${token} |`));
-    expect(call([SYSTEM, user(FIXER_TASK), ...npmTest, ...runFirst, ...step('read_file', { path: first.file }, excerpt(lines.slice(at)))])).toEqual(edit);
+    expect(call([...base, ...step('read_file', { path: first.file }, excerpt(lines.slice(at)))])).toEqual(edit);
     // the excerpt starts inside the line: its number is cut, so it could be any line
     const cut = [lines[at]!.trimStart().slice(1), ...lines.slice(at + 1)];
-    expect(call([SYSTEM, user(FIXER_TASK), ...npmTest, ...runFirst, ...step('read_file', { path: first.file }, excerpt(cut))])).toEqual({ name: 'read_file', input: { path: first.file } });
+    expect(call([...base, ...step('read_file', { path: first.file }, excerpt(cut))])).toEqual({ name: 'read_file', input: { path: first.file } });
   });
 
   it("doesn't see a token that a cut tool output left out", () => {
     const cut = step('read_file', { path: first.file }, `${tools.read_file({ path: first.file }).slice(0, 1_250)}\n[truncated]`);
-    expect(call([SYSTEM, user(FIXER_TASK), ...npmTest, ...runFirst, ...cut])).toEqual({ name: 'read_file', input: { path: first.file } });
+    expect(call([SYSTEM, user(FIXER_TASK), ...npmTest, ...runFirst, ...readConfig, ...cut])).toEqual({ name: 'read_file', input: { path: first.file } });
   });
 
   it('finds a fact the same wherever it appears: a tool result, the user, the assistant, the system prompt, a summary', () => {
     const failure = `FAIL ${first.test} > ${first.name}\n${first.error}\n  at ${first.file}:${first.line}`;
     const sentence = `FAIL ${first.test} > ${first.name} — ${first.error} at ${first.file}:${first.line}`;
-    const reads = `\`${first.file}:${first.line}\` reads \`${token}\``;
-    const edit = { name: 'edit_file', input: { path: first.file, line: first.line, token } };
+    const reads = `\`${first.file}:${first.line}\` reads \`${token}\`\n\`config/settings.json\` sets \`${key}\` to \`${value}\``;
     const places: [string, (text: string) => Message[]][] = [
       ['tool result', (text) => step('run_command', { command: 'cat notes.txt' }, text)],
       ['user', (text) => [user(text)]],
@@ -203,9 +341,11 @@ describe('the fixer policy', () => {
       expect(call([SYSTEM, user(FIXER_TASK), ...place(`${sentence}\n${reads}`)])).toEqual(edit);
       expect(call([SYSTEM, ...place(FIXER_TASK), ...npmTest])).toEqual({ name: 'run_command', input: { command: `npx vitest run ${first.test}` } });
       expect(call([SYSTEM, user(FIXER_TASK), ...place(`${sentence}\nedit applied: ${first.file}:${first.line}`)])).toEqual({ name: 'run_command', input: { command: `npx vitest run ${first.test}` } });
+      // a rule, in any case, with or without backticks
+      expect(call([SYSTEM, user(FIXER_TASK), ...place(`${sentence}\n${reads}\nEvery fix adds a line to CHANGELOG.md naming its test.`)])).toEqual({ ...edit, input: { ...edit.input, changelog: `${first.test}: fixed ${first.file}:${first.line}` } });
     }
     // a summary the agent wrote, inside whatever wrapper a strategy puts it in
-    const summary = honestSummary(readFacts(promptText([SYSTEM, user(FIXER_TASK), ...npmTest, ...runFirst, ...readFirst])));
+    const summary = honestSummary(readFacts(promptText([SYSTEM, user(FIXER_TASK), ...npmTest, ...runFirst, ...readConfig, ...readFirst])));
     for (const wrapped of [summary, `<memo>\n${summary}\n</memo>`, `Summary of the earlier conversation:\n${summary}`]) {
       expect(call([SYSTEM, user(wrapped)])).toEqual(edit);
       expect(call([SYSTEM, said(wrapped)])).toEqual(edit);
@@ -213,89 +353,154 @@ describe('the fixer policy', () => {
   });
 });
 
+describe('the fixer and the rules of the user', () => {
+  // seed 7, 3 failing tests: a setting, a plain one, and one that throws in src/legacy/
+  const tools = createFixerTools({ seed: 7, failing: 3, passing: 1 });
+  const [, , legacy] = tools.project.failures as [(typeof tools.project.failures)[0], (typeof tools.project.failures)[0], (typeof tools.project.failures)[0]];
+  const run = step('run_command', { command: `npx vitest run ${legacy.test}` }, tools.run_command({ command: `npx vitest run ${legacy.test}` }));
+  const readLegacy = step('read_file', { path: legacy.file }, tools.read_file({ path: legacy.file }));
+  const readCaller = step('read_file', { path: legacy.caller!.file }, tools.read_file({ path: legacy.caller!.file }));
+  const frozen = `One rule from now on: ${RULE_TEXT.frozen(LEGACY_DIR)}, it is frozen for the release.`;
+  const changelog = `Another rule from now on: ${RULE_TEXT.changelog} (the \`changelog\` input of edit_file).`;
+  const legacyEdit = { name: 'edit_file', input: { path: legacy.file, line: legacy.line, token: tools.tokenAt(legacy.file, legacy.line) } };
+  const callerEdit = { name: 'edit_file', input: { path: legacy.caller!.file, line: legacy.caller!.line, token: tools.tokenAt(legacy.caller!.file, legacy.caller!.line) } };
+
+  it('has a failure that throws in src/legacy/ and names its caller', () => {
+    expect(legacy.file.startsWith('src/legacy/')).toBe(true);
+    expect(readFacts(promptText(run)).failures.get(legacy.test)).toMatchObject({ file: legacy.file, line: legacy.line, caller: legacy.caller });
+  });
+
+  it('fixes the line the error names while it knows no rule, and the caller once it knows src/legacy/ is frozen', () => {
+    const open = [SYSTEM, user(FIXER_TASK), said(`FAIL ${legacy.test}`), ...run];
+    expect(call(open)).toEqual({ name: 'read_file', input: { path: legacy.file } });
+    expect(call([...open, ...readLegacy])).toEqual(legacyEdit);
+    expect(call([...open, user(frozen)])).toEqual({ name: 'read_file', input: { path: legacy.caller!.file } });
+    expect(call([...open, user(frozen), ...readLegacy, ...readCaller])).toEqual(callerEdit);
+  });
+
+  it('learns a rule from the refusal of an edit that broke it, and keeps to it', () => {
+    const open = [SYSTEM, user(FIXER_TASK), said(`FAIL ${legacy.test}`), ...run, ...readLegacy];
+    const refused = step('edit_file', legacyEdit.input, `edit refused: ${legacy.file}:${legacy.line} breaks a rule the user gave: ${RULE_TEXT.frozen(LEGACY_DIR)}. Nothing was changed.`);
+    expect(readFacts(promptText(refused)).rules.frozen).toEqual(new Map([['src/legacy/', expect.any(Number)]]));
+    expect(call([...open, ...refused])).toEqual({ name: 'read_file', input: { path: legacy.caller!.file } });
+    // a refused edit is not an applied one
+    expect(readFacts(promptText(refused)).edits.size).toBe(0);
+  });
+
+  it('adds a changelog line naming the test to every fix once it knows that rule', () => {
+    const open = [SYSTEM, user(FIXER_TASK), user(frozen), said(`FAIL ${legacy.test}`), ...run, ...readCaller];
+    expect(call(open)).toEqual(callerEdit);
+    expect(call([...open, user(changelog)])).toEqual({ ...callerEdit, input: { ...callerEdit.input, changelog: `${legacy.test}: fixed ${legacy.caller!.file}:${legacy.caller!.line}` } });
+    expect(readFacts(changelog).rules.changelog).toBeDefined();
+    expect(readFacts('every fix adds a line to the CHANGELOG naming its test').rules.changelog).toBeUndefined();
+  });
+});
+
 describe('the fixer summaries', () => {
   const tools = createFixerTools({ seed: 7, failing: 14, passing: 6 });
   const { failures } = tools.project;
-  /** A long run: every failing test run, its file read; the first three edited and passing; four more files read. */
+  const valueOf = (f: (typeof failures)[0]) => (f.setting === undefined ? {} : { value: tools.project.settings.get(f.setting)! });
+  /**
+   * A long run: the settings read, every failing test run and its file read; the first three
+   * edited and passing; the user's two rules stated after the second.
+   */
   const messages: Message[] = [SYSTEM, user(FIXER_TASK), ...step('run_command', { command: 'npm test' }, tools.run_command({ command: 'npm test' }))];
+  messages.push(...step('read_file', { path: SETTINGS_FILE }, tools.read_file({ path: SETTINGS_FILE })));
   for (const [index, f] of failures.entries()) {
+    if (index === 2) messages.push(user(fixerTurns(14)[0]!.text), user(fixerTurns(14)[1]!.text));
     messages.push(...step('run_command', { command: `npx vitest run ${f.test}` }, tools.run_command({ command: `npx vitest run ${f.test}` })));
     messages.push(...step('read_file', { path: f.file }, tools.read_file({ path: f.file })));
     if (index < 3) {
-      messages.push(...step('edit_file', { path: f.file, line: f.line, token: tools.tokenAt(f.file, f.line)! }, tools.edit_file({ path: f.file, line: f.line, token: tools.tokenAt(f.file, f.line)! })));
+      const input = { path: f.file, line: f.line, token: tools.tokenAt(f.file, f.line)!, ...valueOf(f) };
+      messages.push(...step('edit_file', input, tools.edit_file(input)));
       messages.push(...step('run_command', { command: `npx vitest run ${f.test}` }, tools.run_command({ command: `npx vitest run ${f.test}` })));
     }
   }
-  const summarize = (instruction: string, summaries?: 'honest' | 'lossy') => fixerReply([...messages, user(instruction)], { summaries });
-  const relevantFiles = (text: string) => text.split('## Relevant Files\n')[1]!.split('\n\n')[0]!.split('\n');
+  const summarize = (instruction: string, summaries?: 'honest' | 'lossy' | 'amnesiac') => fixerReply([...messages, user(instruction)], { summaries });
+  const section = (text: string, heading: string) => text.split(`${heading}\n`)[1]!.split('\n\n')[0]!.split('\n');
+  const relevantFiles = (text: string) => section(text, '## Relevant Files');
   const importantContext = (text: string) => text.split('## Important Context\n')[1]!.split('\n');
+  const frames = (f: (typeof failures)[0]) => [`${f.file}:${f.line}`, ...(f.caller ? [`${f.caller.file}:${f.caller.line}`] : [])].join(' at ');
 
-  it('answers a summary request with the template, never a tool call', () => {
+  it('answers a summary request with the template (the amnesiac one with its Objective alone), never a tool call', () => {
     for (const instruction of [SUMMARY_PROMPT, UPDATE_PROMPT, REMINDER_PROMPT]) {
-      for (const mode of ['honest', 'lossy'] as const) {
+      for (const mode of ['honest', 'lossy', 'amnesiac'] as const) {
         const reply = summarize(instruction, mode);
         expect(reply.toolCalls).toBeUndefined();
         const headings = reply.text!.split('\n').filter((line) => line.startsWith('#'));
-        expect(headings).toEqual(['## Objective', '## Requirements', '## Decisions', '## Work State', '### Completed', '### Active', '### Blocked', '## Next Move', '## Relevant Files', '## Important Context']);
+        expect(headings).toEqual(
+          mode === 'amnesiac' ? ['## Objective'] : ['## Objective', '## Requirements', '## Decisions', '## Work State', '### Completed', '### Active', '### Blocked', '## Next Move', '## Relevant Files', '## Important Context'],
+        );
       }
     }
     // an instruction that is not the last message is only text
     expect(fixerReply([...messages, user(SUMMARY_PROMPT), said('ok'), user('go on')]).toolCalls).toBeDefined();
   });
 
-  it('honest: the task in the user words, the newest 15 files with the tokens of failing lines, the newest 10 failures, passes and edits', () => {
+  it("honest: the task and the user's rules in the user's words, the newest 15 files with the tokens of failing lines, the settings, the newest 10 failures, the passes", () => {
     const text = summarize(SUMMARY_PROMPT).text!;
     expect(text).toContain(`## Objective\n- ${FIXER_TASK}\n`);
+    expect(section(text, '## Requirements')).toEqual([
+      "- The request above is still open, in the user's words",
+      "- Do not edit files under `src/legacy/` (the user's rule): fix a failure that throws there in its caller, the next frame",
+      "- Every fix adds a line to CHANGELOG.md naming its test (the user's rule; edit_file's `changelog`)",
+    ]);
     const files = relevantFiles(text);
     expect(files).toHaveLength(15);
     // newest first: the last file read leads
     const last = failures[failures.length - 1]!;
     expect(files[0]).toBe(`- \`${last.file}\`: \`${last.file}:${last.line}\` reads \`${tools.tokenAt(last.file, last.line)}\``);
     expect(files.filter((line) => / reads `tok_[0-9a-f]{6}`/.test(line)).length).toBeGreaterThanOrEqual(7);
-    const errors = importantContext(text).filter((line) => line.startsWith('- FAIL '));
+    const context = importantContext(text);
+    expect(context.filter((line) => line.startsWith('- `config/settings.json` sets '))).toHaveLength(12);
+    for (const [key, value] of tools.project.settings) expect(context).toContain(`- \`config/settings.json\` sets \`${key}\` to \`${value}\``);
+    const errors = context.filter((line) => line.startsWith('- FAIL '));
     expect(errors).toHaveLength(10);
-    expect(errors[0]).toBe(`- FAIL ${last.test} > ${last.name} — ${last.error} at ${last.file}:${last.line}`);
-    for (const f of failures.slice(0, 3)) {
-      expect(text).toContain(`- PASS ${f.test}\n`);
-      expect(text).toContain(`- edit applied: ${f.file}:${f.line} (uncommitted)\n`);
-    }
+    expect(errors[0]).toBe(`- FAIL ${last.test} > ${last.name} — ${last.error} at ${frames(last)}`);
+    for (const f of failures.slice(0, 3)) expect(text).toContain(`- PASS ${f.test}\n`);
+    // the edits of tests that pass no longer matter
+    expect(text).not.toContain('edit applied');
     expect(text).toContain(`- Still failing: ${failures.slice(3).map((f) => `FAIL ${f.test}`).join(', ')}\n`);
     const tokens = countText(text);
     expect(tokens).toBeGreaterThan(600);
     expect(tokens).toBeLessThan(2_000);
   });
 
-  it('honest: the agent resumes from the summary alone where it stood, when its facts fit the budget', () => {
+  it('honest: the agent resumes from the summary alone where it stood, when its facts fit the budget, the rules kept', () => {
     const small = createFixerTools({ seed: 7, failing: 3, passing: 1 });
     const [f0, f1] = small.project.failures as [(typeof failures)[0], (typeof failures)[0]];
+    const value = small.project.settings.get(f0.setting!)!;
     const run: Message[] = [SYSTEM, user(FIXER_TASK), ...step('run_command', { command: 'npm test' }, small.run_command({ command: 'npm test' }))];
     run.push(...step('run_command', { command: `npx vitest run ${f0.test}` }, small.run_command({ command: `npx vitest run ${f0.test}` })));
+    run.push(...step('read_file', { path: SETTINGS_FILE }, small.read_file({ path: SETTINGS_FILE })));
     run.push(...step('read_file', { path: f0.file }, small.read_file({ path: f0.file })));
     const token = small.tokenAt(f0.file, f0.line)!;
-    run.push(...step('edit_file', { path: f0.file, line: f0.line, token }, small.edit_file({ path: f0.file, line: f0.line, token })));
+    run.push(...step('edit_file', { path: f0.file, line: f0.line, token, value }, small.edit_file({ path: f0.file, line: f0.line, token, value })));
     const afterEdit = fixerReply([SYSTEM, user(fixerReply([...run, user(SUMMARY_PROMPT)]).text!)]).toolCalls;
     expect(afterEdit).toEqual([{ name: 'run_command', input: { command: `npx vitest run ${f0.test}` } }]);
     expect(afterEdit).toEqual(fixerReply(run).toolCalls);
     run.push(...step('run_command', { command: `npx vitest run ${f0.test}` }, small.run_command({ command: `npx vitest run ${f0.test}` })));
+    run.push(user(fixerTurns(14)[1]!.text));
     run.push(...step('run_command', { command: `npx vitest run ${f1.test}` }, small.run_command({ command: `npx vitest run ${f1.test}` })));
     run.push(...step('read_file', { path: f1.file }, small.read_file({ path: f1.file })));
     const beforeEdit = fixerReply([SYSTEM, user(fixerReply([...run, user(SUMMARY_PROMPT)]).text!)]).toolCalls;
-    expect(beforeEdit).toEqual([{ name: 'edit_file', input: { path: f1.file, line: f1.line, token: small.tokenAt(f1.file, f1.line) } }]);
+    expect(beforeEdit).toEqual([{ name: 'edit_file', input: { path: f1.file, line: f1.line, token: small.tokenAt(f1.file, f1.line), changelog: `${f1.test}: fixed ${f1.file}:${f1.line}` } }]);
     expect(beforeEdit).toEqual(fixerReply(run).toolCalls);
   });
 
   it('honest: what fell out of the budget is produced again', () => {
     // the fourth failing test is next, but its error and its file are older than the newest 10 and 15
     const open = failures[3]!;
-    expect(fixerReply(messages).toolCalls).toEqual([{ name: 'edit_file', input: { path: open.file, line: open.line, token: tools.tokenAt(open.file, open.line) } }]);
+    expect(open.caller).toBeUndefined();
+    expect(fixerReply(messages).toolCalls).toEqual([{ name: 'edit_file', input: { path: open.file, line: open.line, token: tools.tokenAt(open.file, open.line), ...valueOf(open), changelog: `${open.test}: fixed ${open.file}:${open.line}` } }]);
     expect(fixerReply([SYSTEM, user(summarize(SUMMARY_PROMPT).text!)]).toolCalls).toEqual([{ name: 'run_command', input: { command: `npx vitest run ${open.test}` } }]);
   });
 
-  it('lossy: the task and three paths, no errors, tokens or test statuses', () => {
+  it('lossy: the task and three paths, no errors, tokens, rules, settings or test statuses', () => {
     const text = summarize(SUMMARY_PROMPT, 'lossy').text!;
     expect(text).toContain(`## Objective\n- ${FIXER_TASK}\n`);
     expect(relevantFiles(text)).toHaveLength(3);
-    expect(text).not.toMatch(/tok_[0-9a-f]{6}|\bFAIL\b|\bPASS\b|Error|edit applied|Suite:|:\d+\b/);
+    expect(text).not.toMatch(/tok_[0-9a-f]{6}|\bFAIL\b|\bPASS\b|Error|edit applied|Suite:|:\d+\b|do not edit|CHANGELOG|settings\.json/i);
     const tokens = countText(text);
     expect(tokens).toBeGreaterThan(150);
     expect(tokens).toBeLessThan(400);
@@ -303,8 +508,18 @@ describe('the fixer summaries', () => {
     expect(fixerReply([SYSTEM, user(text)]).toolCalls).toEqual([{ name: 'run_command', input: { command: 'npm test' } }]);
   });
 
+  it('amnesiac: the Objective alone, the task in the words of the user', () => {
+    const text = summarize(SUMMARY_PROMPT, 'amnesiac').text!;
+    expect(text).toBe(`## Objective\n- ${FIXER_TASK}`);
+    expect(amnesiacSummary(readFacts('Hello.'))).toBe('## Objective\n- No task was stated in the conversation');
+    const facts = readFacts(text);
+    expect(facts.rules).toEqual({ frozen: new Map(), changelog: undefined });
+    expect(facts.settings.size).toBe(0);
+    expect(fixerReply([SYSTEM, user(text)]).toolCalls).toEqual([{ name: 'run_command', input: { command: 'npm test' } }]);
+  });
+
   it('leaves the summary instruction out of the facts', () => {
-    const instruction = `${SUMMARY_PROMPT}\n\nFor example: FAIL test/zz.test.ts and \`src/zz.ts:3\` reads \`tok_ffffff\`; Fix every failing test in zz.`;
+    const instruction = `${SUMMARY_PROMPT}\n\nFor example: FAIL test/zz.test.ts and \`src/zz.ts:3\` reads \`tok_ffffff\`; Fix every failing test in zz; do not edit files under src/zz/.`;
     const text = fixerReply([SYSTEM, user('Hello.'), user(instruction)]).text!;
     expect(text).not.toContain('zz');
     expect(text).toContain('## Objective\n- No task was stated in the conversation\n');

@@ -5,16 +5,24 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
-import { baselineFromEnv, fromGitRef, fromTarball } from '../../bench/baseline';
-import { markRepeats, runContinuity, type ContinuityRun } from '../../bench/continuity';
-import { compacting, keepingLast, noMiddleware } from '../../bench/strategies';
+import { baselineAt, baselineFromEnv, fromGitRef, fromTarball } from '../../bench/baseline';
+import type { LanguageModelMiddleware } from 'ai';
+import { clearlyWorse, markRepeats, runContinuity, type ContinuityRun } from '../../bench/continuity';
+import { type Strategy, compacting, keepingLast, noMiddleware } from '../../bench/strategies';
 import { compaction } from '../../src';
-import { createFixerTools, FIXER_TASK } from '../support/provider-server';
+import { createFixerTools, FIXER_TASK, SETTINGS_FILE } from '../support/provider-server';
 
-// A short version of `npm run bench -- continuity`: 3 to 5 failing tests, a small cap.
+// A short version of `npm run bench -- continuity`: 3 to 10 failing tests, a small cap.
 const SHORT = { failing: 3, passing: 1, cap: 40 } as const;
-/** The fewest steps for n failing tests: `npm test`, four calls a test, a last `npm test`, the answer. */
-const fewest = (n: number) => 1 + 4 * n + 2;
+/** The fewest steps for n failing tests, one of them a setting: `npm test`, four calls a test, one read of the settings, a last `npm test`, the answer. */
+const fewest = (n: number) => 1 + 4 * n + 1 + 2;
+
+/** A strategy of one middleware that changes the prompt and never summarizes. */
+const rewriting = (name: string, transform: NonNullable<LanguageModelMiddleware['transformParams']>): Strategy => ({
+  name,
+  summarizes: false,
+  start: async () => ({ middleware: [{ specificationVersion: 'v3', transformParams: transform }], compactions: () => undefined }),
+});
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 const temp: string[] = [];
@@ -23,24 +31,44 @@ afterAll(() => {
 });
 
 describe('the continuity benchmark, short', () => {
-  it('finishes in the fewest steps, with nothing repeated, with no middleware and a large window', async () => {
+  it('finishes in the fewest steps, repeating only what the shortest run repeats, with no middleware and a large window', async () => {
     const run = await runContinuity(noMiddleware, 'honest', { ...SHORT, window: 200_000 });
     expect(run).toMatchObject({
       strategy: 'no middleware',
+      summarizes: false,
       finished: true,
       outcome: 'finished',
       steps: fewest(3),
+      fewest: fewest(3),
+      overShortest: 0,
       toolCalls: fewest(3) - 1,
-      repeatedCalls: 0,
+      // each test's run after its fix, and the last npm test
+      repeatedCalls: 4,
+      fewestRepeats: 4,
       rejectedEdits: 0,
+      violations: 0,
       acceptedEdits: 3,
       testsFixed: 3,
+      // the rule of src/legacy/ after the second fix
+      turns: 1,
       summaryRequests: 0,
       overflows: 0,
       errors: 0,
       compactions: undefined,
     });
-    expect(run.calls.map((call) => call.name)).toEqual(['run_command', ...Array(3).fill(['run_command', 'read_file', 'edit_file', 'run_command']).flat(), 'run_command']);
+    // the first test is a setting: its fix reads config/settings.json once
+    expect(run.calls.map((call) => call.name)).toEqual([
+      'run_command',
+      ...['run_command', 'read_file', 'read_file', 'edit_file', 'run_command'],
+      ...Array(2).fill(['run_command', 'read_file', 'edit_file', 'run_command']).flat(),
+      'run_command',
+    ]);
+    expect(run.calls[2]!.input).toEqual({ path: SETTINGS_FILE });
+    expect(run.calls.filter((call) => call.repeat).map((call) => call.step)).toEqual([6, 10, 14, 15]);
+    expect(run.usage.input).toBe(run.inputTokens);
+    expect(run.usage.cached).toBeGreaterThan(run.usage.input / 2);
+    expect(run.cost.input).toBeCloseTo(run.usage.input - 0.9 * run.usage.cached, 6);
+    expect(run.cost.full).toBeCloseTo(run.cost.input + 5 * run.usage.output, 6);
     expect(run.finalText).toMatch(/^Done: every test passes/);
     // the last prompt holds the whole conversation: three source files of at least 2,500 tokens each, and more
     expect(run.maxPrompt).toBeGreaterThan(3 * 2_500);
@@ -51,8 +79,8 @@ describe('the continuity benchmark, short', () => {
     const first = createFixerTools({ seed: 1, failing: 3, passing: 1 }).project.failures[0]!;
     const task = `${FIXER_TASK} I think \`${first.file}:${first.line}\` reads \`tok_000000\`.`;
     const run = await runContinuity(noMiddleware, 'honest', { ...SHORT, window: 200_000, task });
-    expect(run).toMatchObject({ finished: true, steps: fewest(3) + 1, rejectedEdits: 1, acceptedEdits: 3, repeatedCalls: 0 });
-    expect(run.calls.slice(2, 5).map((call) => [call.name, call.result.split(' ').slice(0, 2).join(' ')])).toEqual([
+    expect(run).toMatchObject({ finished: true, steps: fewest(3) + 1, overShortest: 1, rejectedEdits: 1, violations: 0, acceptedEdits: 3, repeatedCalls: 4 });
+    expect(run.calls.slice(3, 6).map((call) => [call.name, call.result.split(' ').slice(0, 2).join(' ')])).toEqual([
       ['edit_file', 'edit rejected:'],
       ['read_file', `${first.file} (${createFixerTools({ seed: 1, failing: 3, passing: 1 }).project.files.get(first.file)!.length}`],
       ['edit_file', 'edit applied:'],
@@ -105,12 +133,16 @@ describe('the continuity benchmark, short', () => {
     expect(apart).toMatchObject({ steps: alone.steps, summaryRequests: alone.summaryRequests, inputTokens: alone.inputTokens, compactions: alone.compactions, finished: true });
   });
 
-  it('costs at least as many steps and repeats with lossy summaries as with honest ones', async () => {
-    const lossy = await runContinuity(compacting('ai-compaction', {}), 'lossy', { ...SHORT, failing: 5, window: 32_000, cap: 60 });
-    expect(lossy.errors).toBe(0);
-    expect(lossy.compactions).toBeGreaterThanOrEqual(1);
-    expect(lossy.steps).toBeGreaterThanOrEqual(honest.steps);
-    expect(lossy.repeatedCalls).toBeGreaterThanOrEqual(honest.repeatedCalls);
+  it('can fail: with amnesiac summaries this middleware takes clearly more steps than with honest ones', async () => {
+    const options = { failing: 10, passing: 1, window: 32_000 };
+    const [kept, lost] = await Promise.all([runContinuity(compacting('ai-compaction', {}), 'honest', options), runContinuity(compacting('ai-compaction', {}), 'amnesiac', options)]);
+    expect(kept).toMatchObject({ finished: true, overShortest: 0, violations: 0, rejectedEdits: 0 });
+    expect(kept.repeatedCalls).toBe(kept.fewestRepeats);
+    expect(lost.compactions).toBe(kept.compactions);
+    expect(lost).toMatchObject({ finished: true, errors: 0 });
+    expect(lost.repeatedCalls).toBeGreaterThan(lost.fewestRepeats);
+    expect(clearlyWorse(lost, kept)).toBe(true);
+    expect(clearlyWorse(kept, lost)).toBe(false);
   });
 
   it('runs a build of the package from a git ref as a strategy of its own', async () => {
@@ -137,25 +169,109 @@ describe('the continuity benchmark, short', () => {
     expect(run.compactions).toBeGreaterThanOrEqual(1);
   });
 
-  it('names the baseline from the environment', () => {
-    expect(baselineFromEnv({}).label).toBe('ai-compaction @ 7dc9f7e');
+  it('names the baseline from the environment: main by default, with the commit it names', () => {
+    const main = execFileSync('git', ['-C', ROOT, 'rev-parse', '--short', 'main^{commit}'], { encoding: 'utf8' }).trim();
+    expect(baselineFromEnv({}).label).toBe(`ai-compaction @ main (${main})`);
+    expect(baselineFromEnv({ BENCH_BASELINE_REF: 'HEAD~1' }).label).toMatch(/^ai-compaction @ HEAD~1 \([0-9a-f]{7,}\)$/);
+    // a ref this clone does not have: named as given (the strategy then fails to start, and is reported)
     expect(baselineFromEnv({ BENCH_BASELINE_REF: 'v0.1.0' }).label).toBe('ai-compaction @ v0.1.0');
+    expect(baselineFromEnv({ BENCH_BASELINE_REF: 'v0.1.0' }).commit).toBeUndefined();
+    // the commit is pinned when the baseline is made: a branch that moves later does not move it
+    const head = execFileSync('git', ['-C', ROOT, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim();
+    expect(baselineFromEnv({ BENCH_BASELINE_REF: 'HEAD' }).commit).toBe(head);
+  });
+
+  it("knows a baseline whose src/ is this checkout's", () => {
+    const clean = execFileSync('git', ['-C', ROOT, 'status', '--porcelain', '--', 'src'], { encoding: 'utf8' }) === '';
+    expect(baselineAt('HEAD', 'this').sameAsCheckout).toBe(clean);
+    // the build before the continuity work
+    expect(baselineAt('7dc9f7e', 'before').sameAsCheckout).toBe(false);
+    expect(baselineAt('no-such-ref', 'none')).toMatchObject({ label: 'none', sameAsCheckout: false });
     expect(baselineFromEnv({ BENCH_BASELINE_REF: 'v0.1.0', BENCH_BASELINE_TARBALL: '/tmp/x/ai-compaction-0.1.0.tgz' }).label).toBe('ai-compaction @ ai-compaction-0.1.0.tgz');
   });
 });
 
+describe('waste, exactly', () => {
+  // seed 6, 6 failing tests: settings at the 1st and 4th, src/legacy/ at the 3rd and 5th; the rules after the 2nd and 4th fix
+  const options = { seed: 6, failing: 6, passing: 1, window: 200_000 } as const;
+
+  it('counts the violations of rules the prompt no longer shows, and the steps they cost', async () => {
+    // the user's later messages never reach the model: it learns each rule from the first refusal
+    const deaf = rewriting('drops the later user messages', async ({ params }) => {
+      let first = true;
+      return { ...params, prompt: params.prompt.filter((message) => message.role !== 'user' || (first ? !(first = false) : false)) };
+    });
+    const run = await runContinuity(deaf, 'honest', options);
+    expect(run).toMatchObject({ finished: true, turns: 2, steps: 31, fewest: 28, violations: 2, rejectedEdits: 0, repeatedCalls: 7, fewestRepeats: 7 });
+    // src/legacy/: its file read and the refused edit, two steps; the changelog: the refused edit, one step
+    expect(run.overShortest).toBe(3);
+    const refused = run.calls.filter((call) => call.result.startsWith('edit refused: '));
+    expect(refused.map((call) => [call.step, call.result.split(': ').slice(2).join(': ')])).toEqual([
+      [13, 'do not edit files under `src/legacy/`. Nothing was changed.'],
+      [23, 'every fix adds a line to CHANGELOG.md naming its test (this edit adds none). Nothing was changed.'],
+    ]);
+    expect(run.calls.slice(11, 15).map((call) => [call.name, (call.input as { path: string }).path])).toEqual([
+      ['read_file', 'src/legacy/formatting.ts'],
+      ['edit_file', 'src/legacy/formatting.ts'],
+      ['read_file', 'src/lib/money.ts'],
+      ['edit_file', 'src/lib/money.ts'],
+    ]);
+  });
+
+  it('counts a call made again with the same input as a repeat, whatever its result', async () => {
+    // the settings listing shows only while it is the newest tool result: a fix reads it, then its
+    // file, then the settings again (the file's read hid them), then edits
+    const forgetful = rewriting('shows the settings only in the newest step', async ({ params }) => {
+      const last = params.prompt.map((message) => message.role).lastIndexOf('tool');
+      const hide = (part: { type: string; toolName?: string; output?: { type: string; value?: unknown } }) =>
+        part.type === 'tool-result' && part.toolName === 'read_file' && typeof part.output?.value === 'string' && part.output.value.startsWith(SETTINGS_FILE);
+      return {
+        ...params,
+        prompt: params.prompt.map((message, index) =>
+          message.role !== 'tool' || index === last ? message : { ...message, content: message.content.map((part) => (hide(part) ? { ...part, output: { type: 'text' as const, value: '[cleared]' } } : part)) },
+        ),
+      };
+    });
+    const run = await runContinuity(forgetful, 'honest', options);
+    // two setting fixes, two reads each, where the shortest run reads once for both
+    expect(run).toMatchObject({ finished: true, steps: 31, overShortest: 3, violations: 0, rejectedEdits: 0, repeatedCalls: 7 + 3 });
+    expect(run.calls.filter((call) => call.name === 'read_file' && (call.input as { path: string }).path === SETTINGS_FILE).map((call) => [call.step, call.repeat])).toEqual([
+      [3, false],
+      [5, true],
+      [17, true],
+      [19, true],
+    ]);
+  });
+});
+
+describe('clearly worse', () => {
+  const run = (overShortest: number | undefined, violations: number) => ({ finished: overShortest !== undefined, overShortest, violations }) as ContinuityRun;
+
+  it('is 5 more steps over the shortest, 2 more violations, or unfinished where the other finished', () => {
+    expect(clearlyWorse(run(5, 0), run(0, 0))).toBe(true);
+    expect(clearlyWorse(run(4, 1), run(0, 0))).toBe(false);
+    expect(clearlyWorse(run(0, 2), run(0, 0))).toBe(true);
+    expect(clearlyWorse(run(7, 3), run(3, 2))).toBe(false);
+    expect(clearlyWorse(run(undefined, 0), run(9, 9))).toBe(true);
+    expect(clearlyWorse(run(undefined, 5), run(undefined, 0))).toBe(false);
+    expect(clearlyWorse(run(20, 5), run(undefined, 0))).toBe(false);
+  });
+});
+
 describe('repeated tool calls', () => {
-  it('are calls whose name, input and result all equal an earlier call', () => {
+  it('are calls of a tool with the same input as an earlier call, keys in any order, whatever the result', () => {
     const marked = markRepeats([
       { step: 1, name: 'run_command', input: { command: 'npx vitest run test/a.test.ts' }, result: 'FAIL test/a.test.ts > x' },
       { step: 2, name: 'read_file', input: { path: 'src/a.ts' }, result: 'src/a.ts (3 lines)' },
       { step: 3, name: 'run_command', input: { command: 'npx vitest run test/a.test.ts' }, result: 'FAIL test/a.test.ts > x' },
       { step: 4, name: 'edit_file', input: { path: 'src/a.ts', line: 2, token: 'tok_abcdef' }, result: 'edit applied: src/a.ts:2' },
-      // after the fix the same command prints something else: not a repeat
+      // after the fix the same command prints something else: still a repeat
       { step: 5, name: 'run_command', input: { command: 'npx vitest run test/a.test.ts' }, result: 'PASS test/a.test.ts' },
-      { step: 6, name: 'edit_file', input: { token: 'tok_abcdef', line: 2, path: 'src/a.ts' }, result: 'edit applied: src/a.ts:2' },
-      { step: 7, name: 'run_command', input: { command: 'cat src/a.ts' }, result: 'src/a.ts (3 lines)' },
+      { step: 6, name: 'edit_file', input: { token: 'tok_abcdef', line: 2, path: 'src/a.ts' }, result: 'edit rejected: src/a.ts:2 does not carry tok_abcdef' },
+      // another tool with the same input, and the same tool with another input: not repeats
+      { step: 7, name: 'run_command', input: { path: 'src/a.ts' }, result: 'src/a.ts (3 lines)' },
+      { step: 8, name: 'edit_file', input: { path: 'src/a.ts', line: 2, token: 'tok_abcdef', changelog: 'test/a.test.ts' }, result: 'edit applied: src/a.ts:2' },
     ]);
-    expect(marked.map((call) => call.repeat)).toEqual([false, false, true, false, false, true, false]);
+    expect(marked.map((call) => call.repeat)).toEqual([false, false, true, false, true, true, false, false]);
   });
 });

@@ -10,17 +10,33 @@
 //   tools.read_file({ path: 'src/billing/totals.ts' });                // numbered lines, each with its token
 //   tools.edit_file({ path: 'src/billing/totals.ts', line: 137, token: 'tok_3fa9c1' });
 //
+// Facts an agent must keep for long (what only a summary carries across a compaction, once the
+// newest steps no longer show them):
+// - Rules the user gives in later turns of the session (`fixerTurns`): `do not edit files under
+//   src/legacy/` (some failures throw inside src/legacy/ and are fixed in their caller, the next
+//   frame of the stack) and `every fix adds a line to CHANGELOG.md naming its test` (edit_file's
+//   `changelog`). Once a rule is in force (`impose`), an edit that breaks it is refused and
+//   counted as a violation; the refusal quotes the rule.
+// - Settings read once: the first failing test, and about one in five of the others, fail
+//   because a line hard-codes what `config/settings.json` sets; their fix passes that setting's
+//   value as edit_file's `value`, so the agent reads the settings file once, and again whenever it
+//   lost the value.
+// - Which tests are already fixed: `npm test` and a test's own run say so, and nothing else does.
+//
 // Output formats (the agent of fixer.ts reads them; nothing else in them is special):
 // - `npm test`: a line `FAIL test/<x>.test.ts` or `PASS test/<x>.test.ts` per test file, then
 //   `Suite: N failing, M passing (T test files)`.
 // - `npx vitest run test/<x>.test.ts` on a failing test: vitest-like output (log lines, the test
-//   list, a diff, stack frames) around the three lines
-//   `FAIL test/<x>.test.ts > <test name>` / `<Error>: <message>` / `  at src/<path>.ts:<line>`,
-//   which stand within the first 1,250 characters; on a fixed test, `PASS test/<x>.test.ts` and counts.
+//   list, a diff, stack frames) around the lines
+//   `FAIL test/<x>.test.ts > <test name>` / `<Error>: <message>` / `  at src/<path>.ts:<line>`
+//   (and `  at src/<caller>.ts:<line>` when it throws in src/legacy/), which stand within the first
+//   1,250 characters, or past them with `lateFailure` (more log lines before them); on a fixed
+//   test, `PASS test/<x>.test.ts` and counts.
 // - `read_file`: `<path> (<n> lines)`, then `<number> <token> | <code>` per line. Every token is
 //   unique in the project. The failing line stands past the first 2,000 characters of the output.
 // - `edit_file`: `edit applied: <path>:<line>` when `token` is the token on that line (the line is
-//   rewritten and gets a new token), otherwise a result starting `edit rejected: ` (counted).
+//   rewritten and gets a new token), a result starting `edit rejected: ` when it is not (or the
+//   setting's value is wrong), and `edit refused: ` when the edit breaks a rule in force.
 // Everything is a pure function of the seed and of the edits made so far.
 
 import { hex, int, pick, rng, shuffle } from './random';
@@ -33,17 +49,21 @@ export interface FixerFailure {
   name: string;
   /** One line, e.g. `AssertionError: expected 41 to be 42 // Object.is equality`. */
   error: string;
-  /** The source file holding the bad line. */
+  /** The source file holding the bad line (under src/legacy/ when `caller` is set). */
   file: string;
   /** 1-based line number of the bad line. */
   line: number;
+  /** For a failure that throws in src/legacy/: the next frame of its stack, where it is fixed once src/legacy/ is frozen. An edit of either line fixes the test. */
+  caller?: { file: string; line: number };
+  /** For a failure of a hard-coded setting: the key in config/settings.json whose value the fix passes. */
+  setting?: string;
 }
 
 export interface FixerProject {
   seed: number;
   name: string;
   version: string;
-  /** Every file's lines (code only, no numbers or tokens): sources under `src/`, tests under `test/`. */
+  /** Every file's lines (code only, no numbers or tokens): sources under `src/`, tests under `test/`, `config/settings.json`, `CHANGELOG.md`. */
   files: Map<string, string[]>;
   /** Every test file, sorted. */
   tests: string[];
@@ -51,28 +71,51 @@ export interface FixerProject {
   failures: FixerFailure[];
   /** Tests per test file. */
   testNames: Map<string, string[]>;
+  /** config/settings.json, key by key. */
+  settings: Map<string, string>;
+  /** The failure block of a test's own run stands past its first 1,250 characters. */
+  lateFailure: boolean;
 }
 
 export interface FixerProjectOptions {
   /** @default 1 */
   seed?: number;
-  /** Failing test files (at most 24). @default 14 */
+  /** Failing test files (at most `MAX_TEST_FILES` with the passing ones). @default 14 */
   failing?: number;
   /** Test files that pass from the start. @default 6 */
   passing?: number;
+  /**
+   * The failure block of `npx vitest run <test>` (its `FAIL`, error and `at` lines) stands past
+   * the first 1,250 characters of the output, behind more log lines, where a record that cuts
+   * tool outputs at 1,250 characters no longer shows it. @default false
+   */
+  lateFailure?: boolean;
+}
+
+/** A rule the user gives, in force from the turn that states it. */
+export type FixerRule = { kind: 'frozen'; dir: string } | { kind: 'changelog' };
+
+/** A later user message of the session: sent once `afterFixed` tests are fixed, between two steps. */
+export interface FixerTurn {
+  afterFixed: number;
+  text: string;
+  /** The rule it puts in force, if any. */
+  rule?: FixerRule;
 }
 
 export interface FixerTools {
   project: FixerProject;
   run_command(input: { command: string }): string;
   read_file(input: { path: string }): string;
-  edit_file(input: { path: string; line: number; token: string }): string;
+  edit_file(input: { path: string; line: number; token: string; value?: string; changelog?: string }): string;
+  /** Puts a rule in force (the user stated it). */
+  impose(rule: FixerRule): void;
   /** Failing tests not fixed yet, sorted. */
   failing(): string[];
   /** Tests fixed by an accepted edit. */
   fixed(): string[];
-  /** Edits accepted and rejected so far. */
-  edits: { accepted: number; rejected: number };
+  /** Edits accepted, rejected (a wrong token, line, file or value) and refused for breaking a rule in force (violations). */
+  edits: { accepted: number; rejected: number; violations: number };
   /** The token on a line now (1-based), or undefined. */
   tokenAt(path: string, line: number): string | undefined;
 }
@@ -80,8 +123,53 @@ export interface FixerTools {
 export const fixerToolDescriptions = {
   run_command: 'Run a shell command in the repository (for example `npm test`, or `npx vitest run <test file>` for one test file with its errors) and return its output.',
   read_file: 'Read a whole file of the repository. Each line comes as `<number> <token> | <code>`.',
-  edit_file: 'Fix one line of a file. `line` is its number and `token` the token read_file showed on it; an edit whose token is not the one on that line is rejected.',
+  edit_file:
+    'Fix one line of a file. `line` is its number and `token` the token read_file showed on it; an edit whose token is not the one on that line is rejected. `value`: the value the line must take, when the fix is a setting. `changelog`: a line to add to CHANGELOG.md with the fix.',
 } as const;
+
+/** The settings file and the changelog. */
+export const SETTINGS_FILE = 'config/settings.json';
+export const CHANGELOG_FILE = 'CHANGELOG.md';
+/** The folder the first rule freezes. */
+export const LEGACY_DIR = 'src/legacy/';
+
+/** The rules' sentences, as the user states them and as an edit refused for breaking one quotes them. */
+export const RULE_TEXT = {
+  frozen: (dir: string) => `do not edit files under \`${dir}\``,
+  changelog: 'every fix adds a line to CHANGELOG.md naming its test',
+} as const;
+
+/**
+ * The session's later user messages for a project of `failing` failing tests: the two rules (after
+ * the second and the fourth fix), then a word of encouragement every fourth fix, so that the
+ * newest user message of the session states no rule.
+ */
+export function fixerTurns(failing: number): FixerTurn[] {
+  const turns: FixerTurn[] = [
+    {
+      afterFixed: 2,
+      text: `One rule from now on: ${RULE_TEXT.frozen(LEGACY_DIR)}, it is frozen for the release. When a failure throws inside it, fix its caller instead: the next frame of the stack.`,
+      rule: { kind: 'frozen', dir: LEGACY_DIR },
+    },
+    { afterFixed: 4, text: `Another rule from now on: ${RULE_TEXT.changelog} (the \`changelog\` input of edit_file).`, rule: { kind: 'changelog' } },
+  ];
+  for (let fixed = 8; fixed < failing; fixed += 4) turns.push({ afterFixed: fixed, text: 'Thanks, that is progress. Carry on, and tell me when `npm test` passes.' });
+  return turns.filter((turn) => turn.afterFixed < failing);
+}
+
+/**
+ * The fewest steps a run of `project` takes with every fact kept (the rules stated in time): one
+ * `npm test`, four calls a failing test (its run, the read, the edit, its run again), one read of
+ * the settings file when a fix needs a setting, a last `npm test`, and the final answer.
+ */
+export function fewestSteps(project: FixerProject): number {
+  return 1 + 4 * project.failures.length + (project.failures.some((failure) => failure.setting !== undefined) ? 1 : 0) + 2;
+}
+
+/** The calls of that shortest run made again with the same input: each test's run after its fix, and the last `npm test`. */
+export function fewestRepeats(project: FixerProject): number {
+  return project.failures.length + 1;
+}
 
 // ---------------------------------------------------------------------------------------------
 // modules
@@ -432,48 +520,126 @@ function errorFor(m: Module, random: () => number): string {
   return pick(random, kinds)();
 }
 
+/** The frozen code: failures that throw inside it are fixed in their caller once the user freezes it. */
+const LEGACY: Module[] = [
+  { area: 'legacy', name: 'pricing', entity: 'priceRule', nouns: ['Price', 'Markup', 'Tier'], fields: ['sku', 'amount', 'validFrom', 'tier'], tests: [] },
+  { area: 'legacy', name: 'calendar', entity: 'holiday', nouns: ['Holiday', 'Workday', 'Offset'], fields: ['date', 'region', 'observedOn', 'name'], tests: [] },
+  { area: 'legacy', name: 'formatting', entity: 'template', nouns: ['Template', 'Padding', 'Symbol'], fields: ['pattern', 'width', 'updatedAt', 'locale'], tests: [] },
+];
+
+/** Keys of config/settings.json and the values a seed picks from. */
+const SETTINGS: [string, readonly string[]][] = [
+  ['pageSize', ['20', '25', '40', '50']],
+  ['currency', ['EUR', 'USD', 'GBP', 'CHF']],
+  ['timezone', ['Europe/Paris', 'America/New_York', 'Asia/Tokyo', 'UTC']],
+  ['graceDays', ['3', '5', '7', '10']],
+  ['cacheTtlSeconds', ['30', '60', '300', '900']],
+  ['locale', ['fr-FR', 'en-US', 'de-DE', 'ja-JP']],
+  ['maxRetries', ['2', '3', '5', '7']],
+  ['roundingMode', ['half-even', 'half-up', 'floor', 'ceil']],
+  ['invoicePrefix', ['INV', 'AC', 'HB', 'TL']],
+  ['taxRegion', ['EU', 'US-CA', 'UK', 'CH']],
+  ['sessionHours', ['8', '12', '24', '72']],
+  ['exportChunkRows', ['500', '1000', '2000', '5000']],
+];
+
+/** Second and later source files of a module, when a project has more test files than modules. */
+const LAYERS = ['store', 'rules', 'format', 'jobs'];
+
+/** The most test files (failing and passing) a project can have. */
+export const MAX_TEST_FILES = MODULES.length * (LAYERS.length + 1);
+
+/** The module `m` as its `layer`-th source file: `totals`, then `totals-store`, `totals-rules`... */
+const unit = (m: Module, layer: number): Module => (layer === 0 ? m : { ...m, name: `${m.name}-${LAYERS[layer - 1]}` });
+
+/** Where in a read_file listing of `lines` each line starts, in characters. */
+function listingStarts(path: string, lines: string[]): number[] {
+  let offset = `${path} (${lines.length} lines)\n`.length;
+  return lines.map((line, i) => {
+    const at = offset;
+    offset += `${String(i + 1).padStart(4)} tok_000000 | ${line}\n`.length;
+    return at;
+  });
+}
+
+/** A candidate line (1-based) of a source that stands past the first 2,000 characters of its listing. */
+function lateLine(random: () => number, path: string, source: Source): number {
+  const starts = listingStarts(path, source.lines);
+  return pick(random, source.candidates.filter((i) => starts[i]! >= 2_000 && i < source.lines.length - 3)) + 1;
+}
+
 const projects = new Map<string, FixerProject>();
+/** The module behind each test file of a project. */
+const modulesOf = new WeakMap<FixerProject, Map<string, Module>>();
 
 export function getFixerProject(options: FixerProjectOptions = {}): FixerProject {
   const seed = options.seed ?? 1;
-  const failing = Math.min(options.failing ?? 14, 24);
+  const failing = options.failing ?? 14;
   const passing = options.passing ?? 6;
-  if (failing + passing > MODULES.length) throw new Error(`a fixer project has at most ${MODULES.length} test files`);
-  const key = `${seed}/${failing}/${passing}`;
+  const lateFailure = options.lateFailure ?? false;
+  if (failing + passing > MAX_TEST_FILES) throw new Error(`a fixer project has at most ${MAX_TEST_FILES} test files`);
+  const key = `${seed}/${failing}/${passing}/${lateFailure}`;
   const hit = projects.get(key);
   if (hit) return hit;
 
   const random = rng('fixer-project', seed);
   const name = pick(random, ['acme-ledger', 'harbor-billing', 'tally-core', 'orbit-shop', 'fieldnote-api']);
   const version = `${int(random, 1, 4)}.${int(random, 0, 9)}.${int(random, 0, 12)}`;
-  const modules = shuffle(random, MODULES).slice(0, failing + passing);
+  // every module's first source file, then their second ones, and so on
+  const layers = shuffle(rng('fixer-layers', seed), LAYERS.flatMap((_, index) => MODULES.map((m) => unit(m, index + 1))));
+  const modules = [...shuffle(random, MODULES), ...layers].slice(0, failing + passing);
   const files = new Map<string, string[]>();
   const testNames = new Map<string, string[]>();
   const failures: FixerFailure[] = [];
-  modules.forEach((m, index) => {
+
+  const settings = new Map(SETTINGS.map(([key, values]) => [key, pick(rng('setting', seed, key), values)]));
+  files.set(SETTINGS_FILE, ['{', ...[...settings].map(([key, value], index) => `  "${key}": ${/^\d+$/.test(value) ? value : `"${value}"`}${index < settings.size - 1 ? ',' : ''}`), '}']);
+  files.set(CHANGELOG_FILE, ['# Changelog', '', '## Unreleased', '']);
+  const legacy = LEGACY.map((m) => {
+    const path = `src/${m.area}/${m.name}.ts`;
+    const source = sourceFile(m, rng('source', seed, path), name);
+    files.set(path, source.lines);
+    return { path, source };
+  });
+  const legacyLines = new Set<string>();
+
+  const sources = new Map<string, { path: string; source: Source }>();
+  modules.forEach((m) => {
     const path = `src/${m.area}/${m.name}.ts`;
     const test = `test/${m.area}/${m.name}.test.ts`;
     const source = sourceFile(m, rng('source', seed, path), name);
     files.set(path, source.lines);
-    const names = m.tests;
-    testNames.set(test, names);
-    files.set(test, testFile(m, names));
-    if (index >= failing) return;
-    const r = rng('failure', seed, path);
-    // the bad line stands past the first 2,000 characters of read_file's output
-    let offset = `${path} (${source.lines.length} lines)\n`.length;
-    const starts = source.lines.map((line, i) => {
-      const at = offset;
-      offset += `${String(i + 1).padStart(4)} tok_000000 | ${line}\n`.length;
-      return at;
-    });
-    const late = source.candidates.filter((i) => starts[i]! >= 2_000 && i < source.lines.length - 3);
-    const line = pick(r, late) + 1;
-    failures.push({ test, suite: m.name, name: pick(r, names), error: errorFor(m, r), file: path, line });
+    testNames.set(test, m.tests);
+    files.set(test, testFile(m, m.tests));
+    sources.set(test, { path, source });
   });
-  failures.sort((a, b) => (a.test < b.test ? -1 : 1));
-  const project: FixerProject = { seed, name, version, files, tests: [...testNames.keys()].sort(), failures, testNames };
+  // the failing tests are the first `failing` modules; their kinds go by their order in the suite
+  const failingTests = modules.slice(0, failing).map((m) => `test/${m.area}/${m.name}.test.ts`).sort();
+  failingTests.forEach((test, index) => {
+    const m = modules.find((x) => `test/${x.area}/${x.name}.test.ts` === test)!;
+    const { path, source } = sources.get(test)!;
+    const r = rng('failure', seed, path);
+    const line = lateLine(r, path, source);
+    const failure: FixerFailure = { test, suite: m.name, name: pick(r, m.tests), error: errorFor(m, r), file: path, line };
+    const kind = rng('failure-kind', seed, test)();
+    // The first rule comes after the second fix: only the third failing test on throws in src/legacy/.
+    // The first failing test, and about one in five of the others, hard-code a setting.
+    if (index >= 2 && kind < 0.3) {
+      const frozen = pick(r, legacy);
+      // each its own line: one edit never fixes two of them
+      let at = lateLine(r, frozen.path, frozen.source);
+      while (legacyLines.has(`${frozen.path}:${at}`)) at = lateLine(r, frozen.path, frozen.source);
+      legacyLines.add(`${frozen.path}:${at}`);
+      failures.push({ ...failure, file: frozen.path, line: at, caller: { file: path, line } });
+    } else if (index === 0 || kind >= 0.8) {
+      const [key, values] = pick(r, SETTINGS);
+      const wrong = pick(r, values.filter((value) => value !== settings.get(key)));
+      failures.push({ ...failure, error: `SettingError: expected ${key} from ${SETTINGS_FILE}, found a hard-coded ${wrong}`, setting: key });
+    } else failures.push(failure);
+  });
+  const project: FixerProject = { seed, name, version, files, tests: [...testNames.keys()].sort(), failures, testNames, settings, lateFailure };
   projects.set(key, project);
+  modulesOf.set(project, new Map(modules.map((m) => [`test/${m.area}/${m.name}.test.ts`, m])));
   return project;
 }
 
@@ -499,10 +665,13 @@ export function createFixerTools(options: FixerProjectOptions = {}): FixerTools 
   };
   const tokens = new Map<string, string[]>();
   for (const [path, lines] of project.files) tokens.set(path, lines.map((_, i) => newToken(path, i + 1)));
+  const changelog = [...project.files.get(CHANGELOG_FILE)!];
   const fixed = new Set<string>();
-  const edits = { accepted: 0, rejected: 0 };
+  const edits = { accepted: 0, rejected: 0, violations: 0 };
+  const rules: { frozen: string[]; changelog: boolean } = { frozen: [], changelog: false };
   let editCount = 0;
   const failingNow = () => project.failures.filter((f) => !fixed.has(f.test));
+  const fileOf = (path: string) => (path === CHANGELOG_FILE ? changelog : project.files.get(path));
 
   function fullRun(): string {
     const failing = new Set(failingNow().map((f) => f.test));
@@ -542,15 +711,21 @@ export function createFixerTools(options: FixerProjectOptions = {}): FixerTools 
         `   Duration  ${int(random, 400, 900)}ms (transform ${int(random, 60, 140)}ms, setup 0ms, collect ${int(random, 100, 300)}ms, tests ${int(random, 20, 90)}ms, environment 0ms, prepare ${int(random, 80, 160)}ms)`,
       ].join('\n');
     }
-    const m = MODULES.find((x) => `test/${x.area}/${x.name}.test.ts` === test)!;
+    const { entity } = modulesOf.get(project)!.get(test)!;
+    const Entity = cap(entity);
     const testLine = int(random, 14, 40);
     const diff = /^AssertionError: expected (.+?) to (?:be|deeply equal) (.+?)(?: \/\/ Object\.is equality)?$/.exec(failure.error);
+    // with lateFailure, the run logs its fixtures and queries first (about 1,600 characters)
+    const queries = project.lateFailure
+      ? Array.from({ length: 16 }, (_, i) => `[db] query ${i + 1}: select * from ${snake(entity)}s where id = $1 (${int(random, 1, 9)} ms, ${int(random, 0, 3)} rows)`)
+      : [];
     return [
       ...header,
       `stdout | ${test} > ${failure.suite} > ${failure.name}`,
       `[config] NODE_ENV=test, loading .env.test`,
       `[db] using pg-mem in-memory database (schema v${int(random, 30, 60)})`,
-      `[db] seeded ${int(random, 2, 6)} fixtures: ${m.entity}s, customers, price_lists`,
+      `[db] seeded ${int(random, 2, 6)} fixtures: ${entity}s, customers, price_lists`,
+      ...queries,
       '',
       ` ❯ ${test} (${names.length} tests | 1 failed) ${ms() + 30}ms`,
       ...names.map((n) => (n === failure.name ? `   × ${failure.suite} > ${n} ${ms()}ms` : `   ✓ ${failure.suite} > ${n} ${ms()}ms`)),
@@ -560,13 +735,14 @@ export function createFixerTools(options: FixerProjectOptions = {}): FixerTools 
       `FAIL ${test} > ${failure.name}`,
       failure.error,
       `  at ${failure.file}:${failure.line}`,
+      ...(failure.caller ? [`  at ${failure.caller.file}:${failure.caller.line}`] : []),
       '',
       ...(diff ? ['- Expected', '+ Received', '', `- ${diff[2]}`, `+ ${diff[1]}`, ''] : []),
       ` ❯ ${pick(random, ['Proxy.<anonymous>', 'Proxy.methodWrapper', 'Assertion.assert'])} node_modules/@vitest/expect/dist/index.js:${int(random, 1000, 1900)}:${int(random, 5, 40)}`,
       ` ❯ Proxy.methodWrapper node_modules/chai/chai.js:${int(random, 1500, 1700)}:25`,
       ` ❯ ${test}:${testLine}:${int(random, 5, 30)}`,
-      `     ${testLine - 2}|     const row = await subject.load${cap(m.entity)}(db, fixtures.${m.entity}s[0]!.id);`,
-      `     ${testLine - 1}|     const result = subject.to${cap(m.entity)}Dto(row);`,
+      `     ${testLine - 2}|     const row = await subject.load${Entity}(db, fixtures.${entity}s[0]!.id);`,
+      `     ${testLine - 1}|     const result = subject.to${Entity}Dto(row);`,
       `     ${testLine}|     expect(result).toMatchSnapshot('${failure.name}');`,
       '       |                    ^',
       `     ${testLine + 1}|   });`,
@@ -596,46 +772,67 @@ export function createFixerTools(options: FixerProjectOptions = {}): FixerTools 
     ].join('\n');
   }
 
+  const reject = (text: string) => {
+    edits.rejected++;
+    return `edit rejected: ${text}`;
+  };
+  const refuse = (loc: string, rule: string, detail: string) => {
+    edits.violations++;
+    return `edit refused: ${loc} breaks a rule the user gave: ${rule}${detail}. Nothing was changed.`;
+  };
+
   return {
     project,
     edits,
     failing: () => failingNow().map((f) => f.test),
     fixed: () => [...fixed].sort(),
     tokenAt: (path, line) => tokens.get(path)?.[line - 1],
+    impose(rule) {
+      if (rule.kind === 'frozen') rules.frozen.push(rule.dir);
+      else rules.changelog = true;
+    },
     run_command({ command }) {
       const c = command.trim().replace(/\s+/g, ' ');
       if (FULL_RUN.test(c)) return fullRun();
       const one = ONE_RUN.exec(c);
       if (one) return oneRun(one[1]!.replace(/^\.\//, ''));
-      if (c === 'git status') return `On branch main\nChanges not staged for commit:\n${[...new Set(project.failures.filter((f) => fixed.has(f.test)).map((f) => `\tmodified:   ${f.file}`))].join('\n') || '\t(none)'}`;
+      if (c === 'git status') {
+        const changed = [...new Set(project.failures.filter((f) => fixed.has(f.test)).map((f) => `\tmodified:   ${f.file}`)), ...(changelog.length > 4 ? [`\tmodified:   ${CHANGELOG_FILE}`] : [])];
+        return `On branch main\nChanges not staged for commit:\n${changed.join('\n') || '\t(none)'}`;
+      }
       return `sh: 1: ${c.split(' ')[0]}: not available in this sandbox (use npm test or npx vitest run <file>)`;
     },
     read_file({ path }) {
-      const lines = project.files.get(path.replace(/^\.\//, ''));
+      const clean = path.replace(/^\.\//, '');
+      const lines = fileOf(clean);
       if (!lines) return `ENOENT: no such file or directory, open '${path}'`;
-      const own = tokens.get(path.replace(/^\.\//, ''))!;
-      return [`${path} (${lines.length} lines)`, ...lines.map((line, i) => `${String(i + 1).padStart(4)} ${own[i]} | ${line}`)].join('\n');
+      const own = tokens.get(clean) ?? [];
+      while (own.length < lines.length) own.push(newToken(clean, own.length + 1, 'appended'));
+      tokens.set(clean, own);
+      return [`${clean} (${lines.length} lines)`, ...lines.map((line, i) => `${String(i + 1).padStart(4)} ${own[i]} | ${line}`)].join('\n');
     },
-    edit_file({ path, line, token }) {
+    edit_file({ path, line, token, value, changelog: entry }) {
       const clean = path.replace(/^\.\//, '');
       const lines = project.files.get(clean);
       const own = tokens.get(clean);
-      if (!lines || !own) {
-        edits.rejected++;
-        return `edit rejected: ${path}:${line} is not a file of the repository`;
+      if (!lines || !own || clean === CHANGELOG_FILE) return reject(`${path}:${line} is not a source file of the repository`);
+      if (!Number.isInteger(line) || line < 1 || line > lines.length) return reject(`${clean}:${line} is not a line of ${clean} (${lines.length} lines)`);
+      const loc = `${clean}:${line}`;
+      if (own[line - 1] !== token) return reject(`${loc} does not carry ${token} (the line changed since it was read, or the token is from another line); read the file again`);
+      const frozen = rules.frozen.find((dir) => clean.startsWith(dir));
+      if (frozen !== undefined) return refuse(loc, RULE_TEXT.frozen(frozen), '');
+      const fixes = failingNow().filter((f) => (f.file === clean && f.line === line) || (f.caller?.file === clean && f.caller.line === line));
+      if (rules.changelog) {
+        const unnamed = fixes.find((f) => !(entry ?? '').includes(f.test));
+        if (unnamed) return refuse(loc, RULE_TEXT.changelog, entry ? ` (this edit's changelog line does not name ${unnamed.test})` : ' (this edit adds none)');
       }
-      if (!Number.isInteger(line) || line < 1 || line > lines.length) {
-        edits.rejected++;
-        return `edit rejected: ${clean}:${line} is not a line of ${clean} (${lines.length} lines)`;
-      }
-      if (own[line - 1] !== token) {
-        edits.rejected++;
-        return `edit rejected: ${clean}:${line} does not carry ${token} (the line changed since it was read, or the token is from another line); read the file again`;
-      }
+      const setting = fixes.find((f) => f.setting !== undefined && project.settings.get(f.setting) !== value);
+      if (setting) return reject(`${loc} must take the value of ${setting.setting} from ${SETTINGS_FILE}${value === undefined ? ' (the edit gives no value)' : `, and ${value} is not it`}`);
       edits.accepted++;
       own[line - 1] = newToken('edit', clean, line, ++editCount);
-      for (const f of project.failures) if (f.file === clean && f.line === line) fixed.add(f.test);
-      return `edit applied: ${clean}:${line}`;
+      for (const f of fixes) fixed.add(f.test);
+      if (entry !== undefined && entry.trim() !== '') changelog.push(`- ${entry.trim().split('\n')[0]}`);
+      return `edit applied: ${loc}${entry !== undefined && entry.trim() !== '' ? ` (and a line added to ${CHANGELOG_FILE})` : ''}`;
     },
   };
 }

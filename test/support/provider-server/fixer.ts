@@ -12,10 +12,17 @@
 // Facts:
 // - the task: the user's request `Fix every failing test ...`;
 // - `FAIL test/<x>.test.ts` (a failing test) and `PASS test/<x>.test.ts` (a passing one; PASS wins);
-// - a failure: `FAIL test/<x>.test.ts > <name>`, then `<Error>: <message>`, then `at src/<f>.ts:<n>`
-//   (on three lines in vitest's output, or on one line joined by ` — ` and ` ` in a summary);
+// - a failure: `FAIL test/<x>.test.ts > <name>`, then `<Error>: <message>`, then `at src/<f>.ts:<n>`,
+//   and a second frame `at src/<g>.ts:<m>` when there is one (on lines of their own in vitest's
+//   output, or on one line joined by ` — ` and ` ` in a summary); a `SettingError: expected <key>
+//   from config/settings.json ...` names the setting its fix must pass;
 // - the token on a line: a line `<n> <token> | <code>` of a read_file listing (it belongs to the
-//   newest header `src/<f>.ts (<n> lines)` before it), or the sentence `` `src/<f>.ts:<n>` reads `<token>` ``;
+//   newest header `<path> (<n> lines)` before it), or the sentence `` `src/<f>.ts:<n>` reads `<token>` ``;
+// - a setting: a line `"<key>": <value>` of a listing of `config/settings.json`, or the sentence
+//   `` `config/settings.json` sets `<key>` to `<value>` ``;
+// - a rule of the user: `do not edit files under src/<dir>/` (with or without backticks), and
+//   `every fix adds a line to CHANGELOG.md naming its test`, any case, wherever they stand (the
+//   user's turn, a summary, an edit refused for breaking one);
 // - `edit applied: src/<f>.ts:<n>`, and `edit rejected: src/<f>.ts:<n> does not carry <token>`
 //   (that token is then not the line's);
 // - `Suite: 0 failing, <m> passing` (the whole suite passes).
@@ -24,22 +31,26 @@
 // 1. no task in the prompt -> a text asking what to do (no tool call);
 // 2. the suite is known to pass -> a final text (no tool call);
 // 3. no known failing test that is not known to pass -> `npm test`;
-// 4. else the first such test (by path): its failure unknown -> `npx vitest run <test>`; an edit of
-//    its line known -> `npx vitest run <test>` again (it prints PASS); the token on its line
-//    unknown -> `read_file`; else `edit_file` with that token.
+// 4. else the first such test (by path): its failure unknown -> `npx vitest run <test>`. Else the
+//    line to fix is the failure's first frame, or its second when a known rule freezes the folder
+//    of the first. An edit of that line known -> `npx vitest run <test>` again (it prints PASS);
+//    the failure names a setting whose value is unknown -> `read_file config/settings.json`; the
+//    token on the line unknown -> `read_file`; else `edit_file` with that token, the setting's value
+//    when the failure names one, and a changelog line naming the test when that rule is known.
 //
 // Summary requests (the last message is a user message whose text starts
 // `You MUST summarize the conversation above` or `The previous response did not fill in the required
-// summary template`) get the template of SPEC 6.1 filled from the facts of the prompt, the
-// instruction itself left out, newest first. `honest`: the task in the user's words, at most 15
-// files (with the token on a known failing line when known), at most 10 failures with their
-// `file:line`, the tests still failing, the tests that pass, the edits applied, the last suite
-// count. `lossy`: the task, three file paths, nothing else.
+// summary template`) get the template of the summary request filled from the facts of the prompt,
+// the instruction itself left out, newest first. `honest`: the task in the user's words, the
+// user's rules, at most 15 files (with the token on a known failing line when known), at most 10
+// failures with their frames, the settings read, the tests still failing, the tests that pass, the
+// edits of the tests still open, the last suite count. `lossy`: the task, three file paths, nothing
+// else. `amnesiac`: the Objective alone (the task).
 
 import type { AgentReply, AgentRequest, AgentScript } from './agent';
 import { messageText, type Message } from './conversation';
 
-export type SummaryMode = 'honest' | 'lossy';
+export type SummaryMode = 'honest' | 'lossy' | 'amnesiac';
 
 export interface FixerOptions {
   /** How the agent writes summaries. @default 'honest' */
@@ -49,7 +60,11 @@ export interface FixerOptions {
 /** The task as the benchmark's user states it; the agent recognises any text starting `Fix every failing test`. */
 export const FIXER_TASK = 'Fix every failing test in this repository. `npm test` lists them; each one fails because of a single line under `src/`. Stop when `npm test` passes.';
 
+/** The settings file some fixes take a value from. */
+const SETTINGS = 'config/settings.json';
+
 const PATH = String.raw`(?:src|test)\/[\w./-]+?\.ts`;
+const LISTED = String.raw`(?:${PATH}|config\/settings\.json)`;
 const TEST = String.raw`test\/[\w./-]+?\.test\.ts`;
 const SRC = String.raw`src\/[\w./-]+?\.ts`;
 const TOKEN = String.raw`tok_[0-9a-f]{6}`;
@@ -58,11 +73,17 @@ const RE = {
   task: /Fix every failing test\b[^\n]*/g,
   fail: new RegExp(String.raw`\bFAIL (${TEST})(?![\w./-])`, 'g'),
   pass: new RegExp(String.raw`\bPASS (${TEST})(?![\w./-])`, 'g'),
-  failure: new RegExp(String.raw`\bFAIL (${TEST}) > ([^\n]+?)(?:\n| — )((?:[A-Z]\w*)?Error: [^\n]+?)(?:\n[ \t]*| )at (${SRC}):(\d+)\b`, 'g'),
+  failure: new RegExp(String.raw`\bFAIL (${TEST}) > ([^\n]+?)(?:\n| — )((?:[A-Z]\w*)?Error: [^\n]+?)(?:\n[ \t]*| )at (${SRC}):(\d+)\b(?:(?:\n[ \t]*| )at (${SRC}):(\d+)\b)?`, 'g'),
+  setting: /^SettingError: expected (\w+) from config\/settings\.json\b/,
   // a listing's header, or one of its lines (the number right-aligned in 4 columns: a line cut
   // anywhere before its token does not pass for another line)
-  listing: new RegExp(String.raw`(?<![\w./-])(${PATH}) \((\d+) lines\)$|^( {3}\d| {2}\d{2}| \d{3}|\d{4,}) (${TOKEN}) \|`, 'gm'),
+  listing: new RegExp(String.raw`(?<![\w./-])(${LISTED}) \((\d+) lines\)$|^( {3}\d| {2}\d{2}| \d{3}|\d{4,}) (${TOKEN}) \|(.*)$`, 'gm'),
   reads: new RegExp(String.raw`\`?(${SRC}):(\d+)\`? reads \`?(${TOKEN})\b`, 'g'),
+  /** A line of config/settings.json: `"key": value,`. */
+  settingLine: /^\s*"(\w+)": "?([^",\s]+)"?,?\s*$/,
+  settingSentence: /`?config\/settings\.json`? sets `(\w+)` to `([^`\s]+)`/g,
+  frozen: /\bdo not edit files under `?(src\/(?:[\w.-]+\/)*[\w.-]+)\/?`?/gi,
+  changelog: /\bevery fix adds a line to `?CHANGELOG\.md`? naming its test\b/gi,
   applied: new RegExp(String.raw`\bedit applied: (${SRC}):(\d+)\b`, 'g'),
   rejected: new RegExp(String.raw`\bedit rejected: (${SRC}):(\d+) does not carry (${TOKEN})\b`, 'g'),
   suite: /\bSuite: (\d+) failing, (\d+) passing\b[^\n]*/g,
@@ -77,6 +98,10 @@ export interface FailureFact {
   error: string;
   file: string;
   line: number;
+  /** The second frame of the stack, when the output shows one. */
+  caller?: { file: string; line: number };
+  /** The setting of config/settings.json a `SettingError` names. */
+  setting?: string;
   /** Position in the prompt text of its newest mention. */
   at: number;
 }
@@ -94,6 +119,10 @@ export interface FixerFacts {
   files: Map<string, number>;
   /** The newest suite count. */
   suite: { text: string; failing: number; at: number } | undefined;
+  /** The user's rules seen: folders not to edit (`src/legacy/`), and whether every fix names its test in CHANGELOG.md. */
+  rules: { frozen: Map<string, number>; changelog: number | undefined };
+  /** Settings of config/settings.json seen: key -> value. */
+  settings: Map<string, { value: string; at: number }>;
 }
 
 function newest<K>(map: Map<K, number>, key: K, at: number): void {
@@ -102,12 +131,34 @@ function newest<K>(map: Map<K, number>, key: K, at: number): void {
 
 /** The facts a text shows. */
 export function readFacts(text: string): FixerFacts {
-  const facts: FixerFacts = { task: undefined, failing: new Map(), passed: new Map(), failures: new Map(), tokens: new Map(), edits: new Map(), files: new Map(), suite: undefined };
+  const facts: FixerFacts = {
+    task: undefined,
+    failing: new Map(),
+    passed: new Map(),
+    failures: new Map(),
+    tokens: new Map(),
+    edits: new Map(),
+    files: new Map(),
+    suite: undefined,
+    rules: { frozen: new Map(), changelog: undefined },
+    settings: new Map(),
+  };
   for (const m of text.matchAll(RE.task)) facts.task = m[0].trim();
   for (const m of text.matchAll(RE.fail)) newest(facts.failing, m[1]!, m.index);
   for (const m of text.matchAll(RE.pass)) newest(facts.passed, m[1]!, m.index);
   for (const m of text.matchAll(RE.failure)) {
-    const fact = { test: m[1]!, name: m[2]!.trim(), error: m[3]!.trim(), file: m[4]!, line: Number(m[5]), at: m.index };
+    const error = m[3]!.trim();
+    const setting = RE.setting.exec(error)?.[1];
+    const fact: FailureFact = {
+      test: m[1]!,
+      name: m[2]!.trim(),
+      error,
+      file: m[4]!,
+      line: Number(m[5]),
+      ...(m[6] === undefined ? {} : { caller: { file: m[6], line: Number(m[7]) } }),
+      ...(setting === undefined ? {} : { setting }),
+      at: m.index,
+    };
     facts.failures.set(fact.test, fact);
   }
   const rejected = new Set<string>();
@@ -116,13 +167,25 @@ export function readFacts(text: string): FixerFacts {
     if (rejected.has(`${loc} ${token}`)) return;
     if ((facts.tokens.get(loc)?.at ?? -1) < at) facts.tokens.set(loc, { token, at });
   };
+  const seeSetting = (key: string, value: string, at: number) => {
+    if ((facts.settings.get(key)?.at ?? -1) < at) facts.settings.set(key, { value, at });
+  };
   // a listing line belongs to the newest header before it, when it is within that file's length
   let listing: { path: string; lines: number } | undefined;
   for (const m of text.matchAll(RE.listing)) {
     if (m[1] !== undefined) listing = { path: m[1], lines: Number(m[2]) };
-    else if (listing !== undefined && Number(m[3]) <= listing.lines) seeToken(`${listing.path}:${Number(m[3])}`, m[4]!, m.index);
+    else if (listing !== undefined && Number(m[3]) <= listing.lines) {
+      if (listing.path !== SETTINGS) seeToken(`${listing.path}:${Number(m[3])}`, m[4]!, m.index);
+      else {
+        const setting = RE.settingLine.exec(m[5]!);
+        if (setting) seeSetting(setting[1]!, setting[2]!, m.index);
+      }
+    }
   }
   for (const m of text.matchAll(RE.reads)) seeToken(`${m[1]}:${Number(m[2])}`, m[3]!, m.index);
+  for (const m of text.matchAll(RE.settingSentence)) seeSetting(m[1]!, m[2]!, m.index);
+  for (const m of text.matchAll(RE.frozen)) newest(facts.rules.frozen, `${m[1]}/`, m.index);
+  for (const m of text.matchAll(RE.changelog)) facts.rules.changelog = Math.max(facts.rules.changelog ?? -1, m.index);
   for (const m of text.matchAll(RE.applied)) newest(facts.edits, `${m[1]}:${Number(m[2])}`, m.index);
   for (const m of text.matchAll(RE.path)) newest(facts.files, m[1]!, m.index);
   for (const m of text.matchAll(RE.suite)) facts.suite = { text: m[0].trim(), failing: Number(m[1]), at: m.index };
@@ -151,13 +214,19 @@ export function promptText(messages: Message[]): string {
 export type FixerAction =
   | { kind: 'call'; name: 'run_command'; input: { command: string }; text: string }
   | { kind: 'call'; name: 'read_file'; input: { path: string }; text: string }
-  | { kind: 'call'; name: 'edit_file'; input: { path: string; line: number; token: string }; text: string }
+  | { kind: 'call'; name: 'edit_file'; input: { path: string; line: number; token: string; value?: string; changelog?: string }; text: string }
   | { kind: 'ask'; text: string }
   | { kind: 'final'; text: string };
 
 /** Failing tests not known to pass, sorted by path. */
 export function openTests(facts: FixerFacts): string[] {
   return [...facts.failing.keys()].filter((test) => !facts.passed.has(test)).sort();
+}
+
+/** The line a failure is fixed at: its first frame, or its second when a known rule freezes the folder of the first. */
+export function fixLocation(failure: FailureFact, facts: FixerFacts): { file: string; line: number } {
+  const frozen = [...facts.rules.frozen.keys()].some((dir) => failure.file.startsWith(dir));
+  return frozen && failure.caller !== undefined ? failure.caller : { file: failure.file, line: failure.line };
 }
 
 /** The next action, from the facts alone. */
@@ -172,11 +241,27 @@ export function decide(facts: FixerFacts): FixerAction {
   const test = open[0]!;
   const failure = facts.failures.get(test);
   if (failure === undefined) return run(`npx vitest run ${test}`, `Running \`${test}\` on its own for its error.`);
-  const loc = `${failure.file}:${failure.line}`;
+  const target = fixLocation(failure, facts);
+  const loc = `${target.file}:${target.line}`;
   if (facts.edits.has(loc)) return run(`npx vitest run ${test}`, `Re-running \`${test}\` after the edit.`);
+  const setting = failure.setting === undefined ? undefined : facts.settings.get(failure.setting);
+  if (failure.setting !== undefined && setting === undefined) {
+    return { kind: 'call', name: 'read_file', input: { path: SETTINGS }, text: `Reading \`${SETTINGS}\` for \`${failure.setting}\`.` };
+  }
   const token = facts.tokens.get(loc);
-  if (token === undefined) return { kind: 'call', name: 'read_file', input: { path: failure.file }, text: `Reading \`${failure.file}\` for line ${failure.line}.` };
-  return { kind: 'call', name: 'edit_file', input: { path: failure.file, line: failure.line, token: token.token }, text: `Fixing line ${failure.line} of \`${failure.file}\`.` };
+  if (token === undefined) return { kind: 'call', name: 'read_file', input: { path: target.file }, text: `Reading \`${target.file}\` for line ${target.line}.` };
+  return {
+    kind: 'call',
+    name: 'edit_file',
+    input: {
+      path: target.file,
+      line: target.line,
+      token: token.token,
+      ...(setting === undefined ? {} : { value: setting.value }),
+      ...(facts.rules.changelog === undefined ? {} : { changelog: `${test}: fixed ${loc}` }),
+    },
+    text: `Fixing line ${target.line} of \`${target.file}\`.`,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -186,6 +271,7 @@ export const SUMMARY_LIMITS = { files: 15, failures: 10, lossyFiles: 3 } as cons
 
 const byNewest = <K>(map: Map<K, number>): K[] => [...map].sort((a, b) => b[1] - a[1]).map(([key]) => key);
 const bullets = (items: string[], none = '- None') => (items.length > 0 ? items.map((item) => `- ${item}`) : [none]);
+const frames = (f: FailureFact) => [`${f.file}:${f.line}`, ...(f.caller ? [`${f.caller.file}:${f.caller.line}`] : [])];
 
 function nextMove(facts: FixerFacts): string {
   const action = decide(facts);
@@ -195,29 +281,40 @@ function nextMove(facts: FixerFacts): string {
   return `Edit line ${action.input.line} of \`${action.input.path}\``;
 }
 
+/** The user's rules as a summary states them, in the user's words. */
+function ruleLines(facts: FixerFacts): string[] {
+  return [
+    ...byNewest(facts.rules.frozen).map((dir) => `Do not edit files under \`${dir}\` (the user's rule): fix a failure that throws there in its caller, the next frame`),
+    ...(facts.rules.changelog === undefined ? [] : ["Every fix adds a line to CHANGELOG.md naming its test (the user's rule; edit_file's `changelog`)"]),
+  ];
+}
+
 /** The summary an honest summarizer writes of these facts. */
 export function honestSummary(facts: FixerFacts): string {
   const failures = [...facts.failures.values()].sort((a, b) => b.at - a.at);
+  const open = openTests(facts);
   const files = byNewest(facts.files)
     .slice(0, SUMMARY_LIMITS.files)
     .map((path) => {
       const lines = failures
-        .filter((f) => f.file === path)
-        .map((f) => `${f.file}:${f.line}`)
-        .filter((loc) => facts.tokens.has(loc))
+        .flatMap(frames)
+        .filter((loc) => loc.startsWith(`${path}:`) && facts.tokens.has(loc))
         .map((loc) => `\`${loc}\` reads \`${facts.tokens.get(loc)!.token}\``);
-      if (lines.length > 0) return `\`${path}\`: ${lines.join('; ')}`;
-      const failing = failures.find((f) => f.file === path);
-      if (failing) return `\`${path}\`: the line behind \`${failing.test}\` (line ${failing.line})`;
+      if (lines.length > 0) return `\`${path}\`: ${[...new Set(lines)].join('; ')}`;
+      const failing = failures.find((f) => frames(f).some((loc) => loc.startsWith(`${path}:`)));
+      if (failing) return `\`${path}\`: the line behind \`${failing.test}\` (line ${frames(failing).find((loc) => loc.startsWith(`${path}:`))!.split(':')[1]})`;
       return `\`${path}\`: ${path.startsWith('test/') ? 'test file' : 'source file'}`;
     });
-  const open = openTests(facts);
+  // the edits that still matter: those of tests not known to pass
+  const openLocs = new Set(open.flatMap((test) => (facts.failures.has(test) ? frames(facts.failures.get(test)!) : [])));
+  const rules = ruleLines(facts);
   return [
     '## Objective',
     `- ${facts.task ?? 'No task was stated in the conversation'}`,
     '',
     '## Requirements',
-    ...(facts.task ? ['- The request above is still open, in the user\'s words'] : ['- None stated']),
+    ...(facts.task ? ["- The request above is still open, in the user's words"] : ['- None stated']),
+    ...rules.map((rule) => `- ${rule}`),
     '',
     '## Decisions',
     '- One failing test at a time: run it alone for its error, read the line it names, edit that line, run it again',
@@ -225,7 +322,7 @@ export function honestSummary(facts: FixerFacts): string {
     '## Work State',
     '',
     '### Completed',
-    ...bullets([...byNewest(facts.passed).map((test) => `PASS ${test}`), ...byNewest(facts.edits).map((loc) => `edit applied: ${loc} (uncommitted)`)]),
+    ...bullets([...byNewest(facts.passed).map((test) => `PASS ${test}`), ...byNewest(facts.edits).filter((loc) => openLocs.has(loc)).map((loc) => `edit applied: ${loc} (uncommitted)`)]),
     '',
     '### Active',
     ...bullets(open.length > 0 ? [`Still failing: ${open.map((test) => `FAIL ${test}`).join(', ')}`] : []),
@@ -242,7 +339,8 @@ export function honestSummary(facts: FixerFacts): string {
     '',
     '## Important Context',
     ...bullets([
-      ...failures.slice(0, SUMMARY_LIMITS.failures).map((f) => `FAIL ${f.test} > ${f.name} — ${f.error} at ${f.file}:${f.line}`),
+      ...[...facts.settings].sort((a, b) => b[1].at - a[1].at).map(([key, { value }]) => `\`${SETTINGS}\` sets \`${key}\` to \`${value}\``),
+      ...failures.slice(0, SUMMARY_LIMITS.failures).map((f) => `FAIL ${f.test} > ${f.name} — ${f.error} at ${frames(f).join(' at ')}`),
       ...(facts.suite ? [`Last \`npm test\`: ${facts.suite.text}`] : []),
     ]),
   ].join('\n');
@@ -283,10 +381,17 @@ export function lossySummary(facts: FixerFacts): string {
   ].join('\n');
 }
 
+/** The summary of a summarizer that keeps nothing but the task: the Objective alone. */
+export function amnesiacSummary(facts: FixerFacts): string {
+  return ['## Objective', `- ${facts.task ?? 'No task was stated in the conversation'}`].join('\n');
+}
+
+const SUMMARIES: Record<SummaryMode, (facts: FixerFacts) => string> = { honest: honestSummary, lossy: lossySummary, amnesiac: amnesiacSummary };
+
 /** The reply to a request, from its messages alone. */
 export function fixerReply(messages: Message[], options: FixerOptions = {}): AgentReply {
   const facts = readFacts(promptText(messages));
-  if (isSummaryRequestFor(messages)) return { text: (options.summaries ?? 'honest') === 'lossy' ? lossySummary(facts) : honestSummary(facts) };
+  if (isSummaryRequestFor(messages)) return { text: SUMMARIES[options.summaries ?? 'honest'](facts) };
   const action = decide(facts);
   if (action.kind !== 'call') return { text: action.text };
   return { text: action.text, toolCalls: [{ name: action.name, input: action.input }] };

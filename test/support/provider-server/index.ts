@@ -44,8 +44,8 @@ export { createProjectTools, getProject, projectToolDescriptions, type ProjectTo
 export { countText } from './tokens';
 export { answer, askedName, assistantAgent, assistantReply, chatReply, factKey, factNamedIn, newestUserText, questionsIn, readChatFacts, summaryReply as chatSummary, type ChatFact, type ChatFacts } from './assistant';
 export { chatSession, judgeRecall, type ChatSessionOptions, type ChatTurn, type RecallQuestion, type RecallVerdict, type SessionFact } from './chat-session';
-export { decide, FIXER_TASK, fixerAgent, fixerReply, honestSummary, isSummaryRequestFor, lossySummary, promptText, readFacts, SUMMARY_LIMITS, type FixerAction, type FixerFacts, type FixerOptions, type SummaryMode } from './fixer';
-export { createFixerTools, fixerToolDescriptions, getFixerProject, type FixerFailure, type FixerProject, type FixerProjectOptions, type FixerTools } from './fixer-project';
+export { amnesiacSummary, decide, FIXER_TASK, fixerAgent, fixerReply, fixLocation, honestSummary, isSummaryRequestFor, lossySummary, promptText, readFacts, SUMMARY_LIMITS, type FixerAction, type FixerFacts, type FixerOptions, type SummaryMode } from './fixer';
+export { CHANGELOG_FILE, createFixerTools, fewestRepeats, fewestSteps, fixerToolDescriptions, fixerTurns, getFixerProject, LEGACY_DIR, MAX_TEST_FILES, RULE_TEXT, SETTINGS_FILE, type FixerFailure, type FixerProject, type FixerProjectOptions, type FixerRule, type FixerTools, type FixerTurn } from './fixer-project';
 
 export interface ProviderServerOptions {
   /** Tokens. A request whose counted prompt exceeds it gets the provider's overflow error. */

@@ -1,0 +1,15 @@
+/** A child process of pool.ts: runs the pieces it is sent, one at a time, and answers each. */
+import type { PieceReply, PieceRequest } from './pool';
+
+process.on('message', async (message: PieceRequest) => {
+  let reply: PieceReply;
+  try {
+    const module = (await import(message.module)) as Record<string, (task: unknown) => Promise<unknown>>;
+    const piece = module[message.name];
+    if (typeof piece !== 'function') throw new Error(`${message.module} exports no function ${message.name}`);
+    reply = { id: message.id, result: await piece(message.task) };
+  } catch (error) {
+    reply = { id: message.id, error: error instanceof Error ? (error.stack ?? error.message) : String(error) };
+  }
+  process.send!(reply);
+});
