@@ -18,7 +18,7 @@ import { IDENTIFIERS_MAX_TOKENS } from './identifiers';
 export const MAX_BUDGET_SHARE = 0.5;
 
 /** The share of the room a compaction keeps by default, chosen by measurement (docs/benchmarks.md). */
-export const DEFAULT_BUDGET_SHARE = 0.5;
+export const DEFAULT_BUDGET_SHARE = 0.25;
 
 /** What a compaction may keep, in tokens. */
 export interface KeepBudget {

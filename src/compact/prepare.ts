@@ -7,7 +7,7 @@ import { estimateMessages, estimatePrompt } from '../sizing/estimate';
 import { type StoredCheckpoint, liveLeases, readableBy } from '../store/records';
 import { type StepView, coveredUpTo, totalSize, withCheckpoint } from '../view';
 import { compactBeforeStep } from './before-step';
-import { planClearing } from './clear';
+import { clearFirst, planClearing } from './clear';
 import { compactOnce, sendPrepared, writerOf } from './compact';
 import type { Plan } from './decide';
 import { untilAborted } from './flight';
@@ -41,8 +41,13 @@ import { awaitLease } from './lease';
 /** Background compactions remembered per thread (conversations sharing an opening share one). */
 const PREPARING_PER_THREAD = 8;
 
-/** Preparing at the band is left to the step before the ceiling when steps come this many times further apart than a summary takes. */
-const STEP_MARGIN = 2;
+/**
+ * Where this conversation's steps come at least `PACED_MS` apart (a person's pace, not a tool
+ * loop's), preparing starts once the time left to the ceiling is within `SUMMARY_MARGIN` times the
+ * longest recent summary of its model.
+ */
+const PACED_MS = 1_000;
+const SUMMARY_MARGIN = 1.5;
 
 /**
  * Starts preparing the next checkpoint of a step, as it goes out, in the background: never waits
@@ -60,28 +65,33 @@ export async function prepareAhead(engine: Engine, view: StepView, model: Model,
   if (!auto || prepare === false || limit === undefined || limit <= 0 || !view.sizeKnown) return;
   const { digests, threadDigest } = view;
   if (digests === undefined || threadDigest === undefined) return;
-  const interval = stepInterval(engine, threadDigest, view.conversation.length);
   const size = totalSize(view);
+  const before = lastStep(engine, threadDigest, view.conversation.length, size);
   // At the ceiling or over it a step compacts, or is held: nothing to prepare.
   if (size >= limit) return;
   const from = coveredUpTo(view);
   const end = liveStart(view.conversation);
-  if (view.compaction?.prepared === true && overBudget(engine, view, limit)) return catchUpAfter(engine, view, model, plan);
+  if (view.compaction?.prepared === true) return catchUpAfter(engine, view, model, plan, end > from && overBudget(engine, view, limit));
   if (view.compaction !== undefined) return;
   // With clearing old tool results on, nothing is prepared while clearing alone would bring the
   // prompt under its target: it needs no model call, the step at the ceiling clears.
   if (end > from && planClearing(engine.settings, { view, reason: 'auto', model, limit, target: undefined, end }) !== undefined) return;
   // Its growth since the step before: the next step, as large again, reaches the ceiling.
-  const grown = view.size.counted > 0 ? view.size.estimated : 0;
+  const grown = before === undefined ? 0 : size - before.size;
   if (grown > 0 && size + grown >= limit && view.conversation.length > from) {
     return start(engine, view, model, plan, { through: view.conversation.length, whole: true, catchUp: false });
   }
   if (size < prepare * limit || end <= from) return;
   if (size < (await preparingFrom(view, prepare * limit, limit))) return;
-  // Summaries written well within the time between this conversation's steps: the step before the
-  // ceiling prepares, and nothing is prepared here that it would make unused.
+  // Steps a person's pace apart: preparing starts once the time left to the ceiling (the steps left
+  // at this step's growth, each as long as this one) is within a summary's writing time, not before,
+  // so that less of the conversation comes after it, and nothing is prepared that the step before
+  // the ceiling makes unused.
   const summary = longestSummary(engine, model);
-  if (interval !== undefined && summary !== undefined && summary * STEP_MARGIN < interval) return;
+  if (before !== undefined && before.ago >= PACED_MS && summary !== undefined && grown > 0) {
+    const left = ((limit - size) / grown) * before.ago;
+    if (left > summary * SUMMARY_MARGIN) return;
+  }
   return start(engine, view, model, plan, { whole: false, catchUp: false });
 }
 
@@ -92,11 +102,13 @@ function overBudget(engine: Engine, view: StepView, limit: number): boolean {
 }
 
 /**
- * After a step sent a prepared checkpoint that leaves the prompt over the budget: a longer one
- * still being written for this conversation becomes the catch-up; else one of the whole
- * conversation is started. One catch-up at a time; a failed one changes nothing.
+ * After a step sent a prepared checkpoint: one prepared for more of this conversation, still being
+ * written or ready, becomes the catch-up (its request is made: the first step after it is ready
+ * sends it, and a stale one never blocks the next preparing). Without one, when the prompt is over
+ * the budget with messages between the checkpoint and the live part (`needed`), a catch-up of the
+ * whole conversation is started. One catch-up at a time; a failed one changes nothing.
  */
-async function catchUpAfter(engine: Engine, view: StepView, model: Model, plan: Plan): Promise<void> {
+async function catchUpAfter(engine: Engine, view: StepView, model: Model, plan: Plan, needed: boolean): Promise<void> {
   const thread = threadOf(engine, view.threadDigest!);
   const from = coveredUpTo(view);
   for (const entry of thread.entries) {
@@ -109,7 +121,7 @@ async function catchUpAfter(engine: Engine, view: StepView, model: Model, plan: 
     }
     return;
   }
-  return start(engine, view, model, plan, { through: view.conversation.length, whole: true, catchUp: true });
+  if (needed) return start(engine, view, model, plan, { through: view.conversation.length, whole: true, catchUp: true });
 }
 
 /** Starts one background compaction of this conversation, unless one that would serve is prepared already (by this or another instance). */
@@ -184,12 +196,15 @@ export async function sendCatchUp(engine: Engine, view: StepView, model: Model):
   return sendPrepared(engine, view, found);
 }
 
-/** Milliseconds since this instance served the step before this one of the conversation, or `undefined`; records this step. */
-function stepInterval(engine: Engine, threadDigest: string, length: number): number | undefined {
+/**
+ * The step before this one of the conversation, as this instance served it: how long ago and how
+ * large (`undefined` when this conversation does not extend it); records this step.
+ */
+function lastStep(engine: Engine, threadDigest: string, length: number, size: number): { ago: number; size: number } | undefined {
   const now = Date.now();
   const before = engine.stepTimes.get(threadDigest);
-  engine.stepTimes.set(threadDigest, { at: now, length });
-  return before !== undefined && before.length < length ? now - before.at : undefined;
+  engine.stepTimes.set(threadDigest, { at: now, length, size });
+  return before !== undefined && before.length < length ? { ago: now - before.at, size: before.size } : undefined;
 }
 
 /** The longest of the recent summaries this model's compactions took here, or `undefined` before one was measured. */
@@ -207,12 +222,23 @@ function longestSummary(engine: Engine, model: Model): number | undefined {
 export async function compactAtCeiling(engine: Engine, view: StepView, model: Model, plan: Plan & { reason: 'auto' | 'manual' }): Promise<StepView> {
   const prepared = plan.reason === 'auto' && plan.limit !== undefined ? await findPrepared(engine, view, model, plan.limit) : undefined;
   if (prepared === undefined) return compactBeforeStep(engine, view, model, plan);
-  const placed = withCheckpoint(view, prepared);
-  if (totalSize(placed) < plan.limit!) return sendPrepared(engine, view, prepared);
+  let checkpoint = prepared.ready;
+  if (checkpoint === undefined && prepared.pending.length > 0) {
+    // With clearing on, a step that would wait for the rest of a summary clears instead when that
+    // alone brings it under the ceiling; the summary is sent at the next compaction point.
+    const end = liveStart(view.conversation);
+    const cleared = await clearFirst(engine, { view, reason: 'auto', model, limit: plan.limit, target: undefined, end, instead: true });
+    if (cleared !== undefined) return cleared;
+    checkpoint = await firstReadable(prepared.pending, model);
+  }
+  checkpoint ??= prepared.tooLarge;
+  if (checkpoint === undefined) return compactBeforeStep(engine, view, model, plan);
+  const placed = withCheckpoint(view, checkpoint);
+  if (totalSize(placed) < plan.limit!) return sendPrepared(engine, view, checkpoint);
   // Made from it, the new checkpoint is what goes out: the prepared one's cost is reported on its record.
-  const step = await compactBeforeStep(engine, placed, model, { ...plan, carried: prepared.usage });
+  const step = await compactBeforeStep(engine, placed, model, { ...plan, carried: checkpoint.usage });
   // The compaction from it failed and the step goes out with the prepared checkpoint: it is sent now.
-  return step === placed ? sendPrepared(engine, view, prepared) : step;
+  return step === placed ? sendPrepared(engine, view, checkpoint) : step;
 }
 
 /**
@@ -281,32 +307,53 @@ async function covers(view: StepView, ref: { length: number; digest: string }): 
   return ref.length <= view.conversation.length && (await view.digests!.of(ref.length)) === ref.digest;
 }
 
+/** A checkpoint prepared ahead for a prefix of this conversation: ready, or still being written. */
+interface Candidate {
+  length: number;
+  ready: boolean;
+  get: () => Promise<StoredCheckpoint | undefined>;
+}
+
 /**
- * The longest checkpoint prepared for a prefix of this conversation, past its checkpoint and
- * before its live part, that this model reads. One still being prepared by this instance, or by
- * another under its lease, is waited for (the wait is shorter than a summary of its own, and its
- * request was a cache hit), unless the prompt could not fit under the ceiling with it anyway.
+ * The checkpoints prepared for a prefix of this conversation, past its checkpoint and before its
+ * live part: the longest one ready, that this model reads, with which the prompt fits under the
+ * ceiling (sent with no wait); those still being written, by this instance or by another under its
+ * lease, with which it could fit, longest first (the step waits only for the rest of a summary
+ * already being written); and the longest one ready that does not fit (the step compacts from it).
  */
-async function findPrepared(engine: Engine, view: StepView, model: Model, limit: number): Promise<StoredCheckpoint | undefined> {
+async function findPrepared(engine: Engine, view: StepView, model: Model, limit: number): Promise<{ ready?: StoredCheckpoint; pending: Candidate[]; tooLarge?: StoredCheckpoint } | undefined> {
   const { digests, threadDigest } = view;
   if (digests === undefined || threadDigest === undefined) return undefined;
   const from = coveredUpTo(view);
   const end = liveStart(view.conversation);
   const eligible = async (ref: { length: number; digest: string }) => ref.length > from && ref.length <= end && (await covers(view, ref));
-  const candidates: { length: number; get: () => Promise<StoredCheckpoint | undefined> }[] = [];
+  const candidates: Candidate[] = [];
   for (const entry of engine.preparing.peek(threadDigest)?.entries ?? []) {
     if (!(await eligible(entry))) continue;
     if (!entry.settled && !couldFit(engine, view, entry.length, limit)) continue;
-    candidates.push({ length: entry.length, get: () => untilAborted(entry.made, view.params.abortSignal) });
+    candidates.push({ length: entry.length, ready: entry.settled, get: () => untilAborted(entry.made, view.params.abortSignal) });
   }
   for (const ref of view.thread?.prepared ?? []) {
-    if (await eligible(ref)) candidates.push({ length: ref.length, get: () => engine.keeper.checkpoint(ref.digest, ref.length, view.budget) });
+    if (await eligible(ref)) candidates.push({ length: ref.length, ready: true, get: () => engine.keeper.checkpoint(ref.digest, ref.length, view.budget) });
   }
   // Being written by another instance (its lease): waited for like one of this instance's own.
   for (const held of liveLeases(view.thread, engine.keeper.owner)) {
-    if ((await eligible(held)) && couldFit(engine, view, held.length, limit)) candidates.push({ length: held.length, get: () => awaitLease(engine, view, held, writerOf(engine, model)) });
+    if ((await eligible(held)) && couldFit(engine, view, held.length, limit)) candidates.push({ length: held.length, ready: false, get: () => awaitLease(engine, view, held, writerOf(engine, model)) });
   }
+  if (candidates.length === 0) return undefined;
   candidates.sort((a, b) => b.length - a.length);
+  let tooLarge: StoredCheckpoint | undefined;
+  for (const candidate of candidates.filter((each) => each.ready)) {
+    const checkpoint = await candidate.get();
+    if (checkpoint === undefined || !readableBy(checkpoint, modelKey(model))) continue;
+    if (totalSize(withCheckpoint(view, checkpoint)) < limit) return { ready: checkpoint, pending: [] };
+    tooLarge ??= checkpoint;
+  }
+  return { pending: candidates.filter((each) => !each.ready), ...(tooLarge === undefined ? {} : { tooLarge }) };
+}
+
+/** The first of `candidates` that comes out as a checkpoint this model reads, waiting for each in turn. */
+async function firstReadable(candidates: Candidate[], model: Model): Promise<StoredCheckpoint | undefined> {
   for (const candidate of candidates) {
     const checkpoint = await candidate.get();
     if (checkpoint !== undefined && readableBy(checkpoint, modelKey(model))) return checkpoint;

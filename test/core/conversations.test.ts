@@ -140,9 +140,10 @@ describe('compaction', () => {
       expect(scripted.summaryCalls()).toHaveLength(1);
       expect(scripted.stepCalls()).toHaveLength(10);
       // The covered turn is one 9,000-token user message and its reply: the record keeps the task's
-      // first and last parts (a quarter of the most the record may take: half the room of 17,000,
-      // 8,500, so 2,125 tokens, 4,250 characters each end) and notes the reply as summarized.
-      const record = `[User]: ${keepEnds(tokens(9_000), 4_250)}\n\n[1 earlier steps of this turn are summarized above]`;
+      // first and last parts (a quarter of the most the record may take, the budget of a quarter of
+      // the room of 17,000: 4,250, so 1,062 tokens, 2,124 characters each end) and notes the reply
+      // as summarized.
+      const record = `[User]: ${keepEnds(tokens(9_000), 2_124)}\n\n[1 earlier steps of this turn are summarized above]`;
       for (const call of scripted.stepCalls()) expect(call.prompt).toEqual([checkpointFor(record), user('go')]);
     });
   });
@@ -364,10 +365,11 @@ describe('compaction', () => {
       const steps = scripted.stepCalls();
       expect(steps).toHaveLength(50);
       // 16,000 window -> ceiling 13,600; the 6,000-token system prompt leaves a room of 7,600, and a
-      // compaction keeps at most half of it, 3,800 (docs/design.md, "One budget"): the newest step
-      // stays live shortened to a quarter of the room (1,900 of its 3,006 tokens), the checkpoint
-      // takes the rest. A step after a compaction is then at most 6,000 + 3,800 = 9,800; the next
-      // adds 3,003 (12,800, under the ceiling) and the one after reaches it. Steps 1-3 (6,004, 9,006,
+      // compaction keeps a quarter of it, 1,900 (docs/design.md, "One budget"): the newest step stays
+      // live shortened to a quarter of the room (1,900 of its 3,006 tokens), the checkpoint takes
+      // what the budget leaves (the summary, and the task's ends in the record). A step after a
+      // compaction is then about 6,000 + 1,900 + 300 = 8,200; the next adds 3,003 (11,200, under the
+      // ceiling) and the one after reaches it. Steps 1-3 (6,004, 9,006,
       // 12,009) need none; steps 4, 6, 8 ... 50 compact: 24 summary requests, a compaction every
       // other step, the floor with a 3,000-token step.
       const summaries = scripted.summaryCalls().length;

@@ -8,7 +8,7 @@ import { MockLanguageModel, SUMMARY, convertArrayToReadableStream, convertReadab
 import { assistant, chat, recordingLogger, textEstimate as estimate, user, wrap } from '../support/harness';
 
 // Overflow recovery rules (SPEC 7, 6.8, 11) with exact numbers worked out from the spec:
-// 4 characters a token; a compaction keeps at most half the room (the ceiling less the system
+// 4 characters a token; a compaction keeps a quarter of the room (the ceiling less the system
 // prompt and tools), the record what the live part, the summary and the checkpoint's wrapper leave.
 
 const text = (count: number, letter: string) => letter.repeat(count * 4);
@@ -57,24 +57,24 @@ describe('overflow recovery rules', () => {
       // 85 % of the prompt's size and one a little larger (or smaller).
       const conversation: Message[] = [];
       for (let index = 0; index < 4; index++) {
-        conversation.push(user(text(100, String.fromCharCode(97 + index))), assistant(String.fromCharCode(65 + index).repeat(11_279)));
+        conversation.push(user(text(100, String.fromCharCode(97 + index))), assistant(String.fromCharCode(65 + index).repeat(15_525)));
       }
-      conversation.push(user('mmmm'), assistant(text(20, 'M')), user(text(100, 'n')), assistant(text(8_200, 'N')), user('go on'));
+      conversation.push(user('mmmm'), assistant(text(20, 'M')), user(text(100, 'n')), assistant(text(3_954, 'N')), user('go on'));
 
       // S = 80,005 characters / 4 = 20,001 tokens. No window is configured, so the rejected size
       // stands for it: the ceiling is 20,001 - 3,000 (15 %) = 17,001, within 85 % of S. A compaction
-      // keeps at most half of it, 8,500: less the live turn ('go on', 1), the summary (113) and the
-      // checkpoint's wrapper (61), the record takes at most 8,325.
+      // keeps a quarter of it, 4,250: less the live turn ('go on', 1), the summary (113) and the
+      // checkpoint's wrapper (61), the record takes at most 4,075.
       const size = estimate(conversation);
       expect(size).toBe(20_001);
       expect(ceiling(size, undefined)).toBe(17_001);
-      expect(Math.floor(ceiling(size, undefined) / 2) - 1 - Math.round(SUMMARY.length / 4) - 61).toBe(8_325);
-      const newest = `[User]: ${text(100, 'n')}\n\n[Assistant]: ${text(8_200, 'N')}`;
+      expect(Math.floor(ceiling(size, undefined) / 4) - 1 - Math.round(SUMMARY.length / 4) - 61).toBe(4_075);
+      const newest = `[User]: ${text(100, 'n')}\n\n[Assistant]: ${text(3_954, 'N')}`;
       const newestTwo = `[User]: mmmm\n\n[Assistant]: ${text(20, 'M')}\n\n${newest}`;
-      // The newest exchange (8,306 tokens) fits; the newest two (8,333) do not: a window other than
+      // The newest exchange (4,060 tokens) fits; the newest two (4,087) do not: a window other than
       // the rejected size by more than half a percent changes the record.
-      expect(Math.round(newest.length / 4)).toBe(8_306);
-      expect(Math.round(newestTwo.length / 4)).toBe(8_333);
+      expect(Math.round(newest.length / 4)).toBe(4_060);
+      expect(Math.round(newestTwo.length / 4)).toBe(4_087);
 
       const { mock, calls } = model((index) => (index === 0 ? bedrockOverflow() : undefined));
       // No window: nothing compacts on its own, only the rejection does.
@@ -87,10 +87,10 @@ describe('overflow recovery rules', () => {
     });
 
     it('should keep the record within the budget of the ceiling, not of the 85 % target', async () => {
-      // Window 32,000: ceiling 16,000, so a compaction keeps at most 8,000 tokens: less the live turn
-      // (1), the summary (113) and the wrapper (61), 7,825 of record. 30 exchanges of two 750-token
-      // messages (~45,000 tokens) are rejected; 85 % of that is over 38,000, whose budget would let
-      // nine exchanges (keep, 15,000) into the record. The ceiling's holds five.
+      // Window 32,000: ceiling 16,000, so a compaction keeps 4,000 tokens: less the live turn (1), the
+      // summary (113) and the wrapper (61), 3,825 of record. 30 exchanges of two 750-token messages
+      // (~45,000 tokens) are rejected; 85 % of that is over 38,000, a window whose ceiling (over
+      // 22,000) would keep over 5,400 tokens of record: three exchanges. The ceiling's holds two.
       const conversation: Message[] = [];
       for (let index = 0; index < 30; index++) conversation.push(user(text(750, 'q')), assistant(text(750, 'r')));
       conversation.push(user('go on'));
@@ -106,9 +106,9 @@ describe('overflow recovery rules', () => {
       await wrap(mock, middleware).doGenerate({ prompt: conversation });
 
       const exchange = `[User]: ${text(750, 'q')}\n\n[Assistant]: ${text(750, 'r')}`;
-      // Five exchanges are 7,531 tokens as lines, six 9,037.
+      // Two exchanges are 3,013 tokens as lines, three 4,519.
       expect(Math.round(exchange.length / 4)).toBe(1_506);
-      expect(middleware.last()).toMatchObject({ reason: 'overflow', messagesCovered: 60, record: Array.from({ length: 5 }, () => exchange).join('\n\n') });
+      expect(middleware.last()).toMatchObject({ reason: 'overflow', messagesCovered: 60, record: `${exchange}\n\n${exchange}` });
       expect(calls.map((call) => (call.summary ? 'summary' : call.rejected ? 'rejected' : 'step'))).toEqual(['rejected', 'summary', 'step']);
     });
 

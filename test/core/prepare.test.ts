@@ -159,12 +159,23 @@ describe('prepare (SPEC 14)', () => {
       // reports the summary request's estimate as its input tokens, and 200 output tokens.
       expect(record.usage).toMatchObject({ requests: 1, inputTokens: estimatePrompt(scripted.summaryCalls()[0]!.prompt), outputTokens: 200 });
 
-      // From then on it is found like any checkpoint, and reported no more.
+      // With all that came after it live (4,500 tokens and more) the prompt is over the budget of a
+      // quarter of the room (4,250): a catch-up of this step's whole conversation was prepared beside
+      // it, and the next step, under the ceiling, sends it.
+      await settled();
+      expect(scripted.summaryCalls()).toHaveLength(2);
+      expect(scripted.summaryCalls()[1]!.prompt).toEqual([checkpointOf(record), ...conversation.slice(14), expect.objectContaining({ role: 'user' })]);
       const next = [...conversation, assistant('done'), user('thanks')];
       await wrapped.doGenerate({ prompt: next });
-      expect(scripted.stepCalls()[3]!.prompt).toEqual([checkpointOf(record), ...next.slice(14)]);
-      expect(records).toHaveLength(1);
-      expect(scripted.summaryCalls()).toHaveLength(1);
+      expect(records).toHaveLength(2);
+      expect(records[1]).toMatchObject({ reason: 'auto', messagesCovered: conversation.length, prepared: true });
+      expect(scripted.stepCalls()[3]!.prompt).toEqual([checkpointOf(records[1]!), ...next.slice(conversation.length)]);
+      // From then on it is found like any checkpoint, and reported no more.
+      const after = [...next, assistant('ok'), user('bye')];
+      await wrapped.doGenerate({ prompt: after });
+      expect(scripted.stepCalls()[4]!.prompt).toEqual([checkpointOf(records[1]!), ...after.slice(conversation.length)]);
+      expect(records).toHaveLength(2);
+      expect(scripted.summaryCalls()).toHaveLength(2);
     });
 
     it('should send it under streaming too, with the metadata on the finish part', async () => {
@@ -238,8 +249,11 @@ describe('prepare (SPEC 14)', () => {
       summary.open();
       await step;
       await settled();
-      expect(scripted.summaryCalls()).toHaveLength(1);
+      // No second summary at the ceiling; the one after it is the catch-up of that step's whole
+      // conversation (the prompt with the first is over the budget), prepared beside it.
       expect(records).toEqual([expect.objectContaining({ messagesCovered: 14, prepared: true })]);
+      expect(scripted.summaryCalls()).toHaveLength(2);
+      expect(scripted.summaryCalls()[1]!.prompt).toEqual([checkpointOf(records[0]!), ...atCeiling().slice(14), expect.objectContaining({ role: 'user' })]);
     });
 
     it('should compact on the spot, not wait, when the prompt could not fit with the one being prepared', async () => {
@@ -424,18 +438,22 @@ describe('prepare (SPEC 14)', () => {
       conversation = atCeiling();
       await wrapped.doGenerate({ prompt: conversation });
       expect(records).toHaveLength(1);
-      // Grow until the prompt with the checkpoint is in the band again.
+      // Over the budget with it, that step prepared the catch-up; the next step sends it.
+      expect(background).toHaveLength(2);
+      await settled();
+      // Grow until the prompt with the catch-up is in the band again.
       let index = 0;
-      while (background.length < 2 && index < 20) {
+      while (background.length < 3 && index < 20) {
         conversation = [...conversation, assistant(tokens(1_000, 'e')), user(`more ${index++}`)];
         await wrapped.doGenerate({ prompt: conversation });
         await settled();
       }
-      expect(background).toHaveLength(2);
-      expect(scripted.summaryCalls()).toHaveLength(2);
+      expect(records).toHaveLength(2);
+      expect(background).toHaveLength(3);
+      expect(scripted.summaryCalls()).toHaveLength(3);
       // Its summary request updates the checkpoint in force, the prefix the step itself sent.
-      const request = scripted.summaryCalls()[1]!.prompt;
-      expect(request[0]).toEqual(checkpointOf(records[0]!));
+      const request = scripted.summaryCalls()[2]!.prompt;
+      expect(request[0]).toEqual(checkpointOf(records[1]!));
       expect(textOf(request[request.length - 1])).toBe(UPDATE_PROMPT);
       const sent = scripted.stepCalls()[scripted.stepCalls().length - 1]!.prompt;
       expect(request.slice(0, -1)).toEqual(sent.slice(0, -1));

@@ -120,25 +120,26 @@ describe('options wired through the middleware', () => {
       expect(await recordWith({ keep: 2_000 })).toBe(recordOf(conversation.slice(4, 6)));
     });
 
-    it('should give the record what the budget leaves: half the room less the live part, the summary and the wrapper', async () => {
-      // 32,000 -> ceiling 16,000. An 8,000-token system prompt leaves a room of 8,000 and a budget of
-      // 4,000: less the live turn ('go', 1 token), the summary (~100) and the checkpoint's wrapper
-      // (~50), about 3,850 for the record. Six exchanges of ~1,810 tokens each once serialized: the
-      // newest two (~3,620) fit, not three (~5,430). A 9,000-token system prompt leaves 3,500: one.
-      for (const [frame, exchanges] of [[8_000, 2], [9_000, 1]] as const) {
+    it('should give the record what the budget leaves: a quarter of the room less the live part, the summary and the wrapper', async () => {
+      // 32,000 -> ceiling 16,000, a room of 16,000 and a budget of 4,000: less the live turn ('go', 1
+      // token), the summary (113) and the checkpoint's wrapper (61), 3,825 for the record. Six
+      // exchanges of ~1,810 tokens each once serialized: the newest two (~3,620) fit, not three
+      // (~5,430). An 8,000-token system prompt leaves a room of 8,000, a budget of 2,000: one.
+      for (const [frame, exchanges] of [[0, 2], [8_000, 1]] as const) {
         const six = chat(6, 900, 'k');
         const scripted = scriptedModel();
         const middleware = compaction({ contextWindow: 32_000 });
         middleware.compactNext();
-        await wrap(scripted.model, middleware).doGenerate({ prompt: [system(tokens(frame, 's')), ...six, user('go')] });
+        const frameMessages = frame === 0 ? [] : [system(tokens(frame, 's'))];
+        await wrap(scripted.model, middleware).doGenerate({ prompt: [...frameMessages, ...six, user('go')] });
         const { record } = middleware.last()!;
         expect(record).toBe(recordOf(six.slice(12 - 2 * exchanges)));
-        expect(scripted.stepCalls()[0]!.prompt).toEqual([system(tokens(frame, 's')), checkpointFor(record), user('go')]);
+        expect(scripted.stepCalls()[0]!.prompt).toEqual([...frameMessages, checkpointFor(record), user('go')]);
       }
     });
 
     it('should keep the record within keep when the budget leaves more (32k window, keep 2,000)', async () => {
-      // The room is 16,000 and the budget 8,000, but keep caps the record at 2,000 tokens: the newest
+      // The room is 16,000 and the budget 4,000, but keep caps the record at 2,000 tokens: the newest
       // exchange (~1,810), not two.
       const six = chat(6, 900, 'k');
       const scripted = scriptedModel();
