@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compaction } from '../../src';
 import { REMINDER_PROMPT, SUMMARY_PROMPT, TEMPLATE_HEADINGS, UPDATE_PROMPT } from '../../src/checkpoint/prompts';
 import {
+  amnesiacChatSummary,
   assistantAgent,
   assistantReply,
   chatReply,
@@ -197,6 +198,19 @@ describe('the chat assistant summarizes', () => {
     expect(text).not.toContain('Z-9999');
     expect(text).not.toContain('INV-0000');
     expect(text).toContain('## Important Context\n- No facts given yet');
+  });
+
+  it('written the amnesiac way, answers a summary request with the template and no fact at all', () => {
+    const amnesiac = assistantAgent({ summaries: 'amnesiac' });
+    const messages = [SYSTEM, ...conversation, user(SUMMARY_PROMPT)];
+    const text = amnesiac.respond!({ api: 'openai-chat', model: 'm', messages, tools: [], toolChoice: 'auto', maxOutputTokens: undefined, summary: 'first' })!.text!;
+    expect(text).toBe(amnesiacChatSummary());
+    expect(text.split('\n').filter((line) => line.startsWith('#'))).toEqual([...TEMPLATE_HEADINGS]);
+    expect(text.split('## Important Context\n')[1]).toBe('- None');
+    expect(values(text)).toEqual({});
+    // the rest it answers as ever, from its prompt
+    expect(amnesiac.respond!({ api: 'openai-chat', model: 'm', messages: [SYSTEM, ...conversation, user("What's my order number?")], tools: [], toolChoice: 'auto', maxOutputTokens: undefined, summary: undefined })!.text).toBe('The order number you gave me is **A-4471**.');
+    expect(() => assistantAgent({ summaries: 'lossy' as never })).toThrow("assistantAgent: summaries must be 'honest' or 'amnesiac', got lossy");
   });
 
   it('keeps the newest facts within the output limit, and says how many it left out', () => {

@@ -405,6 +405,19 @@ describe('provider server', () => {
     });
   });
 
+  it('should tell the client how long it keeps an idle connection, streamed or not (so that no request goes out on a socket it is closing)', async () => {
+    const server = await start();
+    for (const stream of [false, true]) {
+      const response = await fetch(`${server.openaiBaseURL}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-4o', stream, messages: [{ role: 'user', content: TASK }] }),
+      });
+      await response.text();
+      expect(response.headers.get('keep-alive'), `stream: ${stream}`).toBe('timeout=1');
+    }
+  });
+
   it('should switch the context window at run time', async () => {
     const server = await start();
     const m = model(server, 'openai-chat');

@@ -21,7 +21,9 @@
 // 1. a summary request (that text starts `You MUST summarize the conversation above` or `The
 //    previous response did not fill in the required summary template`): the summary template with
 //    every fact of the prompt under `## Important Context` as `- <Name>: <value>`, newest kept
-//    first when they do not all fit the request's output limit (`summaryReply`);
+//    first when they do not all fit the request's output limit (`summaryReply`); or, written the
+//    `amnesiac` way (`assistantAgent({ summaries: 'amnesiac' })`, a variant for a benchmark that
+//    must score worse), the same template with no fact at all (`amnesiacSummary`);
 // 2. `what do you remember` / `what do you know` / `everything you remember|know`: every fact;
 // 3. a question (a sentence ending `?`) naming a fact it has (the longest name found in it):
 //    `The <name> you gave me is **<value>**.`; one asking `what is|was my|the <name>` or to
@@ -260,6 +262,21 @@ export function summaryReply(facts: ChatFacts, maxTokens?: number): string {
   return text;
 }
 
+/**
+ * The summary of a summarizer that keeps nothing: the template, its Objective and Requirements,
+ * and no fact under Important Context, whatever the conversation held.
+ */
+export function amnesiacSummary(): string {
+  // the honest template of no facts, with no word of having noted any
+  return summaryReply(new Map())
+    .split('\n')
+    .map((line) => (line.startsWith('- Noted ') || line === '- No facts given yet' ? '- None' : line))
+    .join('\n');
+}
+
+/** How the assistant writes a summary: every fact it sees (`honest`), or none (`amnesiac`). */
+export type ChatSummaryMode = 'honest' | 'amnesiac';
+
 /** The newest user text of a request: the last non-empty text part of its last user message. */
 export function newestUserText(messages: Message[]): string {
   const last = [...messages].reverse().find((message) => message.role === 'user');
@@ -268,14 +285,18 @@ export function newestUserText(messages: Message[]): string {
   return text?.type === 'text' ? text.text : '';
 }
 
-/** The reply to a request, from its messages alone (`maxOutputTokens` bounds a summary). */
-export function assistantReply(messages: Message[], maxOutputTokens?: number): AgentReply {
-  const facts = readChatFacts(promptText(messages));
-  if (isSummaryRequestFor(messages)) return { text: summaryReply(facts, maxOutputTokens) };
-  return { text: chatReply(newestUserText(messages), facts) };
+/** The reply to a request, from its messages alone (`maxOutputTokens` bounds a summary; `summaries`: how it writes one). */
+export function assistantReply(messages: Message[], maxOutputTokens?: number, summaries: ChatSummaryMode = 'honest'): AgentReply {
+  if (isSummaryRequestFor(messages)) return { text: summaries === 'amnesiac' ? amnesiacSummary() : summaryReply(readChatFacts(promptText(messages)), maxOutputTokens) };
+  return { text: chatReply(newestUserText(messages), readChatFacts(promptText(messages))) };
 }
 
-/** The chat assistant as the provider server's scripted model: `startProviderServer({ agent: assistantAgent() })`. */
-export function assistantAgent(): AgentScript {
-  return { respond: (request: AgentRequest) => assistantReply(request.messages, request.maxOutputTokens) };
+/**
+ * The chat assistant as the provider server's scripted model: `startProviderServer({ agent: assistantAgent() })`.
+ * `summaries`: how it writes a summary (default `honest`, every fact it sees).
+ */
+export function assistantAgent(options: { summaries?: ChatSummaryMode } = {}): AgentScript {
+  const summaries = options.summaries ?? 'honest';
+  if (summaries !== 'honest' && summaries !== 'amnesiac') throw new RangeError(`assistantAgent: summaries must be 'honest' or 'amnesiac', got ${String(summaries)}`);
+  return { respond: (request: AgentRequest) => assistantReply(request.messages, request.maxOutputTokens, summaries) };
 }

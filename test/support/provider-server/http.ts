@@ -31,6 +31,9 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.end(text);
 }
 
+/** How long the server keeps an idle connection open (its `keepAliveTimeout`). */
+export const KEEP_ALIVE_MS = 1_000;
+
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** A model's generation speed (`ProviderServerOptions.speed`). */
@@ -79,6 +82,11 @@ export class SseWriter {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
       connection: 'keep-alive',
+      // The server closes an idle connection after `KEEP_ALIVE_MS`; Node sends this hint on the
+      // replies it frames itself, not on a stream that sets its own `connection` header. Without it
+      // a client keeps the socket for its own default (undici: 4 s) and may send the next request
+      // on it just as the server closes it ("other side closed"); with it undici never reuses it.
+      'keep-alive': `timeout=${KEEP_ALIVE_MS / 1_000}`,
       ...headers,
     });
   }

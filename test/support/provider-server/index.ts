@@ -32,17 +32,17 @@ import { compactionSummary } from './compaction';
 import { parseAnthropicRequest, sendAnthropic, type ParsedAnthropicRequest } from './anthropic';
 import { isRecord, jsonString, RequestError, type ApiName, type ParsedRequest } from './conversation';
 import { anthropicInvalidRequest, anthropicOverflow, openaiChatOverflow, openaiInvalidRequest } from './errors';
-import { argDeltas, Ids, paceOf, readBody, sendJson, sleep, type RenderedReply, type Speed, type Usage } from './http';
+import { argDeltas, Ids, KEEP_ALIVE_MS, paceOf, readBody, sendJson, sleep, type RenderedReply, type Speed, type Usage } from './http';
 import { parseChatRequest, sendChat } from './openai-chat';
 import { parseResponsesRequest, ResponsesStore, sendResponses, sendResponsesOverflow, type ParsedResponsesRequest } from './openai-responses';
-import { anthropicCache, countOutput, countPrompt, openaiCache, PrefixCache, prefixHashes, splitDeltas, truncateToTokens } from './tokens';
+import { anthropicCache, CACHE_IDLE_MS, type CacheExpiry, countOutput, countPrompt, openaiCache, PrefixCache, prefixHashes, splitDeltas, truncateToTokens } from './tokens';
 
 export type { AgentReply, AgentRequest, AgentScript, SummaryKind } from './agent';
 export type { ApiName, Message, Part } from './conversation';
 export type { Speed } from './http';
 export { createProjectTools, getProject, projectToolDescriptions, type ProjectTools } from './project';
-export { countText } from './tokens';
-export { answer, askedName, assistantAgent, assistantReply, chatReply, factKey, factNamedIn, newestUserText, questionsIn, readChatFacts, summaryReply as chatSummary, type ChatFact, type ChatFacts } from './assistant';
+export { CACHE_IDLE_MS, countText } from './tokens';
+export { amnesiacSummary as amnesiacChatSummary, answer, askedName, assistantAgent, assistantReply, chatReply, factKey, factNamedIn, newestUserText, questionsIn, readChatFacts, summaryReply as chatSummary, type ChatFact, type ChatFacts, type ChatSummaryMode } from './assistant';
 export { chatSession, judgeRecall, type ChatSessionOptions, type ChatTurn, type RecallQuestion, type RecallVerdict, type SessionFact } from './chat-session';
 export { amnesiacSummary, decide, FIXER_TASK, fixerAgent, fixerReply, fixLocation, honestSummary, isSummaryRequestFor, lossySummary, promptText, readFacts, SUMMARY_LIMITS, type FixerAction, type FixerFacts, type FixerOptions, type SummaryMode } from './fixer';
 export { CHANGELOG_FILE, createFixerTools, fewestRepeats, fewestSteps, fixerToolDescriptions, fixerTurns, getFixerProject, LEGACY_DIR, MAX_TEST_FILES, RULE_TEXT, SETTINGS_FILE, type FixerFailure, type FixerProject, type FixerProjectOptions, type FixerRule, type FixerTools, type FixerTurn } from './fixer-project';
@@ -63,6 +63,14 @@ export interface ProviderServerOptions {
    * streamed, and between the frames of one that is. Default: no wait (tests).
    */
   speed?: Speed;
+  /**
+   * Prompt-cache expiry: a cached prefix that no request read or wrote for `idleMs` (default
+   * `CACHE_IDLE_MS`, 5 minutes, what OpenAI and Anthropic do) is gone, measured on `now`
+   * (milliseconds; default `Date.now()`, looked up on every call). A benchmark running simulated
+   * time passes its clock; a test, a fake one. Off by default: a prefix stays cached for the
+   * server's life.
+   */
+  promptCacheExpiry?: { idleMs?: number; now?: () => number };
   /** How many of the newest requests keep their `body` in `requests` (default 200; older ones drop it to save memory). */
   keepBodies?: number;
   /** Port to listen on (default: a free one the system picks). */
@@ -128,10 +136,11 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
   let speed = options.speed;
   const requests: RecordedRequest[] = [];
   const ids = new Ids(seed);
+  const expiry = cacheExpiry(options.promptCacheExpiry);
   const caches: Record<ApiName, PrefixCache> = {
-    'openai-chat': new PrefixCache(),
-    'openai-responses': new PrefixCache(),
-    anthropic: new PrefixCache(),
+    'openai-chat': new PrefixCache(undefined, expiry),
+    'openai-responses': new PrefixCache(undefined, expiry),
+    anthropic: new PrefixCache(undefined, expiry),
   };
   const responsesStore = new ResponsesStore();
 
@@ -250,7 +259,7 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
   server.on('clientError', (_error, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\n\r\n');
   });
-  server.keepAliveTimeout = 1_000;
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -281,6 +290,15 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
       });
     },
   };
+}
+
+/** The cache expiry of `ProviderServerOptions.promptCacheExpiry`, checked; undefined when off. */
+function cacheExpiry(option: ProviderServerOptions['promptCacheExpiry']): CacheExpiry | undefined {
+  if (option === undefined) return undefined;
+  const idleMs = option.idleMs ?? CACHE_IDLE_MS;
+  if (!(Number.isFinite(idleMs) && idleMs > 0)) throw new RangeError(`startProviderServer: promptCacheExpiry.idleMs must be a positive number of milliseconds, got ${idleMs}`);
+  if (option.now !== undefined && typeof option.now !== 'function') throw new TypeError('startProviderServer: promptCacheExpiry.now must be a function returning milliseconds');
+  return { idleMs, now: option.now ?? (() => Date.now()) };
 }
 
 /** The agent's reply as it goes out: JSON arguments, finish reason, cut at the output limit. */

@@ -133,6 +133,8 @@ function stableJson(value: unknown): string {
  * tool definitions and messages 0..i. OpenAI caches automatically: prompts of 1,024 tokens or
  * more read the longest prefix an earlier request of the same API had, in 128-token steps.
  * Anthropic caches only at `cache_control` breakpoints (prefixes of 1,024 tokens or more).
+ * With an expiry (`CacheExpiry`), a prefix no request read or wrote for `idleMs` is gone, as the
+ * providers' caches drop a prefix after about 5 minutes idle; without one a prefix stays.
  */
 export function prefixHashes(request: Pick<ParsedRequest, 'messages' | 'tools'>): string[] {
   const out: string[] = [];
@@ -148,21 +150,47 @@ export function prefixHashes(request: Pick<ParsedRequest, 'messages' | 'tools'>)
   return out;
 }
 
-export class PrefixCache {
-  private readonly seen = new Map<string, true>();
-  constructor(private readonly limit = 50_000) {}
+/** Idle time after which OpenAI and Anthropic drop a cached prefix: 5 minutes. */
+export const CACHE_IDLE_MS = 5 * 60_000;
 
+/**
+ * When a cached prefix expires: once `idleMs` or more have passed on `now` (milliseconds) since a
+ * request last read or wrote it.
+ */
+export interface CacheExpiry {
+  idleMs: number;
+  now: () => number;
+}
+
+export class PrefixCache {
+  /** Each prefix, with when a request last read or wrote it (0 without an expiry); oldest first. */
+  private readonly seen = new Map<string, number>();
+  constructor(
+    private readonly limit = 50_000,
+    private readonly expiry?: CacheExpiry,
+  ) {}
+
+  /** Whether the prefix is cached (an expired one is dropped). */
   has(hash: string): boolean {
-    return this.seen.has(hash);
+    const at = this.seen.get(hash);
+    if (at === undefined) return false;
+    if (this.expiry !== undefined && this.expiry.now() - at >= this.expiry.idleMs) {
+      this.seen.delete(hash);
+      return false;
+    }
+    return true;
   }
 
+  /** Caches the prefix; with an expiry, one cached already is refreshed (read or written now). */
   add(hash: string): void {
-    if (this.seen.has(hash)) return;
-    if (this.seen.size >= this.limit) {
+    if (this.seen.has(hash)) {
+      if (this.expiry === undefined) return;
+      this.seen.delete(hash);
+    } else if (this.seen.size >= this.limit) {
       const first = this.seen.keys().next();
       if (!first.done) this.seen.delete(first.value);
     }
-    this.seen.set(hash, true);
+    this.seen.set(hash, this.expiry?.now() ?? 0);
   }
 }
 
@@ -209,13 +237,19 @@ export function anthropicCache(
   }
   const last = Math.max(...breakpoints);
   let cacheRead = 0;
+  let read: number | undefined;
   for (let i = 0; i <= last && i < hashes.length; i++) {
-    if (cache.has(hashes[i]!)) cacheRead = cumulativeAt[i]!;
+    if (cache.has(hashes[i]!)) {
+      cacheRead = cumulativeAt[i]!;
+      read = i;
+    }
   }
   const lastCumulative = cumulativeAt[last] ?? 0;
   let cacheWrite = 0;
   if (lastCumulative >= 1024 && !cache.has(hashes[last]!)) cacheWrite = lastCumulative - cacheRead;
   if (commit) {
+    // the prefix read is refreshed (it stays cached while requests read it), the breakpoints written
+    if (read !== undefined) cache.add(hashes[read]!);
     for (const b of breakpoints) if ((cumulativeAt[b] ?? 0) >= 1024 && hashes[b]) cache.add(hashes[b]);
   }
   return { cacheRead, cacheWrite };
