@@ -91,8 +91,11 @@ export interface Engine {
   last: CompactionRecord | undefined;
   /** How long the summaries of each model (`provider:modelId`) took here, newest first: the lease's bound (docs/stores.md). */
   readonly summaryTimes: Map<string, number[]>;
-  /** When this instance last served a step of each thread, how long its conversation was and how large its prompt: how fast a conversation's steps come and grow. */
-  readonly stepTimes: LRUCache<string, { at: number; length: number; size: number }>;
+  /**
+   * When this instance last served a step of each thread, how long its conversation was and how
+   * large its prompt, with the recent growths and times between steps: how fast a conversation grows.
+   */
+  readonly stepTimes: LRUCache<string, { at: number; length: number; size: number; growths: number[]; intervals: number[] }>;
   /** The restore of a `state` option, awaited by the first step. */
   ready: Promise<void> | undefined;
 }

@@ -1,11 +1,13 @@
 import { clearToolOutputs } from '../checkpoint/clear';
 import { collectIdentifiers, identifierBudget, identifiersSection, withoutIdentifiersSection } from '../checkpoint/identifiers';
 import { selectRecord } from '../checkpoint/record';
-import { summarize } from '../checkpoint/summarize';
+import { MIN_SUMMARY_ROOM, roomFor, summarize } from '../checkpoint/summarize';
+import { SUMMARY_PROMPT, UPDATE_PROMPT } from '../checkpoint/prompts';
+import { MAX_BUDGET_SHARE } from '../checkpoint/budget';
 import { type Engine, type Made, modelKey } from '../engine';
 import { CompactionError } from '../errors';
 import { keptUserMessages, nativeItem } from '../native/trigger';
-import { liveStart } from '../prompt/conversation';
+import { liveStart, textMessage } from '../prompt/conversation';
 import type { Message, Model } from '../prompt/types';
 import { charsPerTokenOf, estimateMessages } from '../sizing/estimate';
 import { type StoredCheckpoint, readableBy } from '../store/records';
@@ -81,7 +83,7 @@ export async function compact(engine: Engine, request: CompactRequest): Promise<
 export async function compactOnce(engine: Engine, request: CompactRequest): Promise<Made> {
   const { view, reason, target } = request;
   const { from, end } = coverage(request);
-  const job: Job = { ...request, from, end, digest: await view.digests!.of(end), plan: { ...planOf(engine, view, request.limit), end } };
+  const job: Job = { ...request, from, end, digest: await view.digests!.of(end), plan: planOf(engine, view, request.limit, undefined, end) };
   const key = `${reason === 'overflow' ? `${target}:` : ''}${job.digest}`;
   return singleFlight(engine.flights, key, view.params.abortSignal, () => reuseOrRun(engine, job));
 }
@@ -124,6 +126,15 @@ async function reuseOrRun(engine: Engine, job: Job): Promise<Made> {
   // One prepared ahead and still held back (SPEC 14): this step is the first to send it.
   if (view.threadDigest !== undefined && (await heldBack(engine, view, digest))) return { checkpoint: existing, prepared: true };
   return { checkpoint: existing };
+}
+
+/**
+ * Whether a summary request of `size` (the conversation it covers, as the step sent it) leaves the
+ * reply its minimum room in the window: otherwise it goes out shortened.
+ */
+export function summaryFitsWhole(view: StepView, size: { counted: number; estimated: number }, window: number | undefined): boolean {
+  const appended = estimateMessages([textMessage('user', view.standIn.length === 0 ? SUMMARY_PROMPT : UPDATE_PROMPT)], 0, 1, view.estimator);
+  return roomFor(window, size.counted, size.estimated + appended) >= MIN_SUMMARY_ROOM;
 }
 
 /** Whether the checkpoint of `digest` is listed in its thread as prepared and not yet among the checkpoints steps find. */
@@ -197,9 +208,19 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
     const userMessage = userMessageAllowance(plan, settings.keep);
     const outputLimit = summaryLimit(plan, settings.summaryOutputTokens);
     const recordOfSize = (budget: number) => selectRecord(view.conversation, budget, view.boundaryEnd, end, charsPerToken, userMessage);
-    // Before the summary is written its size is unknown: the shortened request (6.6) carries what
-    // the smallest record could leave out.
-    const smallest = recordOfSize(recordAllowance(plan, outputLimit, identifierAllowance(plan, outputLimit, identifierBudget(limit)), settings.keep));
+    // Before the summary is written its size is unknown: the record is first sized for the summary
+    // this conversation's last one suggests (a quarter more), or half its limit; the shortened
+    // request carries what that record leaves out, and the record made once the summary is written
+    // never holds less (so nothing covered is in neither).
+    const previous = view.checkpoint?.summary === undefined || view.checkpoint.summary === '' ? undefined : tokensOf(view.checkpoint.summary);
+    const expected = Math.min(outputLimit, previous === undefined ? Math.floor(outputLimit / 2) : Math.ceil(previous * 1.25));
+    // A summary request that cannot carry the whole conversation (under 1,024 tokens of room for
+    // the reply: a small window) goes out without what the record holds: the record then takes up
+    // to the most a compaction may keep (half the room), so that less must be shortened out of it.
+    const squeezed = !summaryFitsWhole(view, request.size, window);
+    const sized = squeezed && plan.budget !== undefined ? planOf(engine, view, limit, MAX_BUDGET_SHARE, end) : plan;
+    const first = recordAllowance(sized, expected, identifierAllowance(sized, expected, identifierBudget(limit)), settings.keep);
+    const smallest = recordOfSize(first);
     const reply = await summarize({
       model: costs.wrap(engine.summarizer ?? model),
       params: view.params,
@@ -218,8 +239,8 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
     });
     summary = withoutIdentifiersSection(reply);
     const summaryTokens = tokensOf(summary);
-    identifiers = collectIdentifiers(covered, view.checkpoint?.identifiers ?? [], identifierAllowance(plan, summaryTokens, identifierBudget(limit)), charsPerToken);
-    const record = recordOfSize(recordAllowance(plan, summaryTokens, tokensOf(identifiersSection(identifiers)), settings.keep));
+    identifiers = collectIdentifiers(covered, view.checkpoint?.identifiers ?? [], identifierAllowance(sized, summaryTokens, identifierBudget(limit)), charsPerToken);
+    const record = recordOfSize(Math.max(first, recordAllowance(sized, summaryTokens, tokensOf(identifiersSection(identifiers)), settings.keep)));
     recordText = record.text;
   }
   // How long this model takes to write one: how long another instance waits for it (the lease).

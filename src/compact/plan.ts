@@ -40,18 +40,21 @@ export interface PlanInput {
   summaryOutputTokens: number;
   /** Share of the room the budget takes (at most half). */
   share?: number;
+  /** Where what is covered ends; by default where the live part begins (a new user turn, or the newest step). */
+  end?: number;
 }
 
 /** Plans the compaction of a conversation: it covers everything before its live part (a new user turn, or the newest step). */
-export function planCompaction({ conversation, system, tools, estimator, from, ceiling, keep, summaryOutputTokens, share }: PlanInput): CompactionPlan {
-  const end = liveStart(conversation);
+export function planCompaction({ conversation, system, tools, estimator, from, ceiling, keep, summaryOutputTokens, share, end = liveStart(conversation) }: PlanInput): CompactionPlan {
   const budget = budgetOf({ system, tools, estimator, ceiling, keep, summaryOutputTokens, share });
-  const live = liveTokens(conversation, end, budget?.step, estimator);
+  // A compaction of the whole conversation is made for the next step, whose live part is not there
+  // yet: it leaves room for one as large as this step's.
+  const live = liveTokens(conversation, end === conversation.length ? liveStart(conversation) : end, budget?.step, estimator);
   return { from, end, frame: budget === undefined ? frameTokens(system, tools, estimator) : budget.frame, budget, live, wrapper: estimateMessages([checkpointMessage('', '')], 0, 1, estimator) };
 }
 
 /** The budget of a compaction made at this ceiling with this frame; `undefined` without a ceiling. */
-export function budgetOf({ system, tools, estimator, ceiling, keep, summaryOutputTokens, share }: Omit<PlanInput, 'conversation' | 'from'>): (KeepBudget & { frame: number }) | undefined {
+export function budgetOf({ system, tools, estimator, ceiling, keep, summaryOutputTokens, share }: Omit<PlanInput, 'conversation' | 'from' | 'end'>): (KeepBudget & { frame: number }) | undefined {
   if (ceiling === undefined) return undefined;
   const frame = frameTokens(system, tools, estimator);
   return { ...keepBudget({ ceiling, frame, keep, summaryOutputTokens, ...(share === undefined ? {} : { share }) }), frame };
@@ -88,9 +91,9 @@ export function userMessageAllowance(plan: CompactionPlan, keep: number): number
   return plan.budget?.userMessage ?? Math.floor(keep / 4);
 }
 
-/** The plan of a step's compaction at `ceiling`, with the instance's options. */
-export function planOf(engine: { settings: ResolvedOptions }, view: StepView, ceiling: number | undefined): CompactionPlan {
-  const { keep, summaryOutputTokens, budgetShare } = engine.settings;
+/** The plan of a step's compaction at `ceiling`, with the instance's options, covering up to `end` (by default up to the live part). */
+export function planOf(engine: { settings: ResolvedOptions }, view: StepView, ceiling: number | undefined, share = engine.settings.budgetShare, end?: number): CompactionPlan {
+  const { keep, summaryOutputTokens } = engine.settings;
   return planCompaction({
     conversation: view.conversation,
     system: view.system,
@@ -100,6 +103,7 @@ export function planOf(engine: { settings: ResolvedOptions }, view: StepView, ce
     ceiling,
     keep,
     summaryOutputTokens,
-    share: budgetShare,
+    share,
+    ...(end === undefined ? {} : { end }),
   });
 }

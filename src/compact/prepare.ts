@@ -8,7 +8,7 @@ import { type StoredCheckpoint, liveLeases, readableBy } from '../store/records'
 import { type StepView, coveredUpTo, totalSize, withCheckpoint } from '../view';
 import { compactBeforeStep } from './before-step';
 import { clearFirst, planClearing } from './clear';
-import { compactOnce, sendPrepared, writerOf } from './compact';
+import { compactOnce, sendPrepared, summaryFitsWhole, writerOf } from './compact';
 import type { Plan } from './decide';
 import { untilAborted } from './flight';
 import { planOf } from './plan';
@@ -42,11 +42,10 @@ import { awaitLease } from './lease';
 const PREPARING_PER_THREAD = 8;
 
 /**
- * Where this conversation's steps come at least `PACED_MS` apart (a person's pace, not a tool
- * loop's), preparing starts once the time left to the ceiling is within `SUMMARY_MARGIN` times the
- * longest recent summary of its model.
+ * Once its model's summaries have been measured to take a while (`MEASURED_MS` or more), preparing
+ * starts when the time left to the ceiling is within `SUMMARY_MARGIN` times the longest recent one.
  */
-const PACED_MS = 1_000;
+const MEASURED_MS = 100;
 const SUMMARY_MARGIN = 1.5;
 
 /**
@@ -66,39 +65,61 @@ export async function prepareAhead(engine: Engine, view: StepView, model: Model,
   const { digests, threadDigest } = view;
   if (digests === undefined || threadDigest === undefined) return;
   const size = totalSize(view);
-  const before = lastStep(engine, threadDigest, view.conversation.length, size);
+  const pace = stepPace(engine, threadDigest, view.conversation.length, size);
   // At the ceiling or over it a step compacts, or is held: nothing to prepare.
   if (size >= limit) return;
   const from = coveredUpTo(view);
   const end = liveStart(view.conversation);
-  if (view.compaction?.prepared === true) return catchUpAfter(engine, view, model, plan, end > from && overBudget(engine, view, limit));
+  if (view.compaction?.prepared === true) return catchUpAfter(engine, view, model, plan, end > from && overBudget(engine, view, limit, from, end));
   if (view.compaction !== undefined) return;
   // With clearing old tool results on, nothing is prepared while clearing alone would bring the
   // prompt under its target: it needs no model call, the step at the ceiling clears.
   if (end > from && planClearing(engine.settings, { view, reason: 'auto', model, limit, target: undefined, end }) !== undefined) return;
-  // Its growth since the step before: the next step, as large again, reaches the ceiling.
-  const grown = before === undefined ? 0 : size - before.size;
-  if (grown > 0 && size + grown >= limit && view.conversation.length > from) {
+  // The most it grew in a step lately (as this instance served its steps, or else since the
+  // provider's count the size rests on, which every instance sharing the store reads): the next
+  // step, as large, reaches the ceiling.
+  const grown = pace?.growth ?? (view.size.counted > 0 ? view.size.estimated : 0);
+  if (grown > 0 && size + grown >= limit && view.conversation.length > from && coverWhole(view, plan, end)) {
     return start(engine, view, model, plan, { through: view.conversation.length, whole: true, catchUp: false });
   }
   if (size < prepare * limit || end <= from) return;
   if (size < (await preparingFrom(view, prepare * limit, limit))) return;
-  // Steps a person's pace apart: preparing starts once the time left to the ceiling (the steps left
-  // at this step's growth, each as long as this one) is within a summary's writing time, not before,
-  // so that less of the conversation comes after it, and nothing is prepared that the step before
-  // the ceiling makes unused.
+  // Summaries measured: preparing starts once the time left to the ceiling (the steps left at this
+  // step's growth, each as long as this one) is within a summary's writing time, not before, so that
+  // less of the conversation comes after it, and nothing is prepared that the step before the
+  // ceiling makes unused.
   const summary = longestSummary(engine, model);
-  if (before !== undefined && before.ago >= PACED_MS && summary !== undefined && grown > 0) {
-    const left = ((limit - size) / grown) * before.ago;
+  if (pace !== undefined && summary !== undefined && summary >= MEASURED_MS && grown > 0) {
+    const left = ((limit - size) / grown) * pace.interval;
     if (left > summary * SUMMARY_MARGIN) return;
   }
   return start(engine, view, model, plan, { whole: false, catchUp: false });
 }
 
-/** Whether the prompt of a step is over the budget of what a compaction keeps. */
-function overBudget(engine: Engine, view: StepView, limit: number): boolean {
+/**
+ * Whether a compaction prepared for the next step covers this step's whole conversation: not where
+ * its summary request would have to go out shortened while the one up to the live part (`end`)
+ * would not (a small window and a large live part: a long paste in a chat), since a shortened
+ * request loses what the summary should keep.
+ */
+function coverWhole(view: StepView, plan: Plan, end: number): boolean {
+  if (summaryFitsWhole(view, view.size, plan.window)) return true;
+  const live = estimateMessages(view.conversation, end, view.conversation.length, view.estimator);
+  const { counted, estimated } = view.size;
+  const upToLive = { counted: Math.max(0, counted - Math.max(0, live - estimated)), estimated: Math.max(0, estimated - live) };
+  return !summaryFitsWhole(view, upToLive, plan.window);
+}
+
+/**
+ * Whether the prompt of a step is over the budget of what a compaction keeps, with messages between
+ * the checkpoint and the live part (`conversation[from, end)`) worth a catch-up: at least a tenth of
+ * the budget. A smaller tail (in a chat, the reply to the turn the checkpoint was made at) is left
+ * live, or every step over the budget by its live part alone would start another.
+ */
+function overBudget(engine: Engine, view: StepView, limit: number, from: number, end: number): boolean {
   const { budget, frame } = planOf(engine, view, limit);
-  return budget !== undefined && totalSize(view) - frame > budget.total;
+  if (budget === undefined || totalSize(view) - frame <= budget.total) return false;
+  return estimateMessages(view.conversation, from, end, view.estimator) >= budget.total / 10;
 }
 
 /**
@@ -121,7 +142,9 @@ async function catchUpAfter(engine: Engine, view: StepView, model: Model, plan: 
     }
     return;
   }
-  if (needed) return start(engine, view, model, plan, { through: view.conversation.length, whole: true, catchUp: true });
+  if (!needed) return;
+  const whole = coverWhole(view, plan, liveStart(view.conversation));
+  return start(engine, view, model, plan, { ...(whole ? { through: view.conversation.length } : {}), whole, catchUp: true });
 }
 
 /** Starts one background compaction of this conversation, unless one that would serve is prepared already (by this or another instance). */
@@ -196,15 +219,22 @@ export async function sendCatchUp(engine: Engine, view: StepView, model: Model):
   return sendPrepared(engine, view, found);
 }
 
+/** Steps of a conversation remembered for its pace. */
+const PACE_STEPS = 8;
+
 /**
- * The step before this one of the conversation, as this instance served it: how long ago and how
- * large (`undefined` when this conversation does not extend it); records this step.
+ * How fast this conversation has been growing, as this instance served its recent steps: the most
+ * it grew in one step and the shortest time between two (`undefined` when this conversation does
+ * not extend the step before); records this step.
  */
-function lastStep(engine: Engine, threadDigest: string, length: number, size: number): { ago: number; size: number } | undefined {
+function stepPace(engine: Engine, threadDigest: string, length: number, size: number): { growth: number; interval: number } | undefined {
   const now = Date.now();
   const before = engine.stepTimes.get(threadDigest);
-  engine.stepTimes.set(threadDigest, { at: now, length, size });
-  return before !== undefined && before.length < length ? { ago: now - before.at, size: before.size } : undefined;
+  const extends_ = before !== undefined && before.length < length;
+  const growths = extends_ ? [size - before.size, ...before.growths].slice(0, PACE_STEPS) : [];
+  const intervals = extends_ ? [now - before.at, ...before.intervals].slice(0, PACE_STEPS) : [];
+  engine.stepTimes.set(threadDigest, { at: now, length, size, growths, intervals });
+  return extends_ ? { growth: Math.max(...growths), interval: Math.min(...intervals) } : undefined;
 }
 
 /** The longest of the recent summaries this model's compactions took here, or `undefined` before one was measured. */

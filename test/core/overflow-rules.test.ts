@@ -57,24 +57,25 @@ describe('overflow recovery rules', () => {
       // 85 % of the prompt's size and one a little larger (or smaller).
       const conversation: Message[] = [];
       for (let index = 0; index < 4; index++) {
-        conversation.push(user(text(100, String.fromCharCode(97 + index))), assistant(String.fromCharCode(65 + index).repeat(15_525)));
+        conversation.push(user(text(100, String.fromCharCode(97 + index))), assistant(String.fromCharCode(65 + index).repeat(11_279)));
       }
-      conversation.push(user('mmmm'), assistant(text(20, 'M')), user(text(100, 'n')), assistant(text(3_954, 'N')), user('go on'));
+      conversation.push(user('mmmm'), assistant(text(20, 'M')), user(text(100, 'n')), assistant(text(8_200, 'N')), user('go on'));
 
       // S = 80,005 characters / 4 = 20,001 tokens. No window is configured, so the rejected size
-      // stands for it: the ceiling is 20,001 - 3,000 (15 %) = 17,001, within 85 % of S. A compaction
-      // keeps a quarter of it, 4,250: less the live turn ('go on', 1), the summary (113) and the
-      // checkpoint's wrapper (61), the record takes at most 4,075.
+      // stands for it: the ceiling is 20,001 - 3,000 (15 %) = 17,001, within 85 % of S. The summary
+      // request of a rejected prompt cannot carry the whole conversation, so the record may take up
+      // to the most a compaction keeps, half the ceiling, 8,500: less the live turn ('go on', 1), the
+      // summary (113) and the checkpoint's wrapper (61), 8,325.
       const size = estimate(conversation);
       expect(size).toBe(20_001);
       expect(ceiling(size, undefined)).toBe(17_001);
-      expect(Math.floor(ceiling(size, undefined) / 4) - 1 - Math.round(SUMMARY.length / 4) - 61).toBe(4_075);
-      const newest = `[User]: ${text(100, 'n')}\n\n[Assistant]: ${text(3_954, 'N')}`;
+      expect(Math.floor(ceiling(size, undefined) / 2) - 1 - Math.round(SUMMARY.length / 4) - 61).toBe(8_325);
+      const newest = `[User]: ${text(100, 'n')}\n\n[Assistant]: ${text(8_200, 'N')}`;
       const newestTwo = `[User]: mmmm\n\n[Assistant]: ${text(20, 'M')}\n\n${newest}`;
-      // The newest exchange (4,060 tokens) fits; the newest two (4,087) do not: a window other than
+      // The newest exchange (8,306 tokens) fits; the newest two (8,333) do not: a window other than
       // the rejected size by more than half a percent changes the record.
-      expect(Math.round(newest.length / 4)).toBe(4_060);
-      expect(Math.round(newestTwo.length / 4)).toBe(4_087);
+      expect(Math.round(newest.length / 4)).toBe(8_306);
+      expect(Math.round(newestTwo.length / 4)).toBe(8_333);
 
       const { mock, calls } = model((index) => (index === 0 ? bedrockOverflow() : undefined));
       // No window: nothing compacts on its own, only the rejection does.
@@ -87,10 +88,11 @@ describe('overflow recovery rules', () => {
     });
 
     it('should keep the record within the budget of the ceiling, not of the 85 % target', async () => {
-      // Window 32,000: ceiling 16,000, so a compaction keeps 4,000 tokens: less the live turn (1), the
-      // summary (113) and the wrapper (61), 3,825 of record. 30 exchanges of two 750-token messages
-      // (~45,000 tokens) are rejected; 85 % of that is over 38,000, a window whose ceiling (over
-      // 22,000) would keep over 5,400 tokens of record: three exchanges. The ceiling's holds two.
+      // Window 32,000: ceiling 16,000; the summary request of the rejected prompt cannot carry it
+      // whole, so the record may take up to half of it, 8,000 tokens: less the live turn (1), the
+      // summary (113) and the wrapper (61), 7,825. 30 exchanges of two 750-token messages (~45,000
+      // tokens) are rejected; 85 % of that is over 38,000, whose ceiling (over 22,000) would let
+      // seven exchanges in. The ceiling's holds five.
       const conversation: Message[] = [];
       for (let index = 0; index < 30; index++) conversation.push(user(text(750, 'q')), assistant(text(750, 'r')));
       conversation.push(user('go on'));
@@ -106,9 +108,9 @@ describe('overflow recovery rules', () => {
       await wrap(mock, middleware).doGenerate({ prompt: conversation });
 
       const exchange = `[User]: ${text(750, 'q')}\n\n[Assistant]: ${text(750, 'r')}`;
-      // Two exchanges are 3,013 tokens as lines, three 4,519.
+      // Five exchanges are 7,531 tokens as lines, six 9,037.
       expect(Math.round(exchange.length / 4)).toBe(1_506);
-      expect(middleware.last()).toMatchObject({ reason: 'overflow', messagesCovered: 60, record: `${exchange}\n\n${exchange}` });
+      expect(middleware.last()).toMatchObject({ reason: 'overflow', messagesCovered: 60, record: Array.from({ length: 5 }, () => exchange).join('\n\n') });
       expect(calls.map((call) => (call.summary ? 'summary' : call.rejected ? 'rejected' : 'step'))).toEqual(['rejected', 'summary', 'step']);
     });
 

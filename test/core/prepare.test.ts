@@ -472,8 +472,8 @@ describe('prepare (SPEC 14)', () => {
      * tokens (a call and a 200-token result). `instanceOf(index)` serves step `index`. Returns the
      * size each step went out with, and whether it started a background compaction or compacted.
      */
-    async function toolLoop(count: number, systemTokens: number, instanceOf: (index: number) => ReturnType<typeof collecting>): Promise<{ steps: LoopStep[]; conversation: Message[] }> {
-      const scripted = toolCallingModel();
+    async function toolLoop(count: number, systemTokens: number, instanceOf: (index: number) => ReturnType<typeof collecting>, counted = false): Promise<{ steps: LoopStep[]; conversation: Message[] }> {
+      const scripted = toolCallingModel({ counted });
       const big: Message = { role: 'system', content: tokens(systemTokens, 's') };
       const conversation: Message[] = [user('Fix the build.')];
       const steps: LoopStep[] = [];
@@ -505,71 +505,78 @@ describe('prepare (SPEC 14)', () => {
       return checked;
     }
 
+    const preparedAt = (steps: LoopStep[]) => steps.map((each, index) => (each.prepared ? index : -1)).filter((index) => index >= 0);
+    const compactedAt = (steps: LoopStep[]) => steps.map((each, index) => (each.compacted ? index : -1)).filter((index) => index >= 0);
+
     it('should prepare the next checkpoint only halfway from where that compaction left the prompt to the ceiling', async () => {
-      // With an 8,000-token system prompt a compaction leaves the prompt over 13,600 (prepare x the
-      // 17,000 ceiling) whenever its checkpoint was prepared a few steps before the ceiling.
+      // A 13,000-token system prompt leaves a room of 4,000, and with no provider counts the summary
+      // request cannot carry the whole conversation: the record takes up to half the room, and every
+      // compaction leaves the prompt at 14,892, over 13,600 (prepare x the 17,000 ceiling). Each step
+      // adds 203.
       const instance = collecting();
-      const { steps } = await toolLoop(80, 8_000, () => instance);
-      // Step 28 (13,678) prepares; step 45 sends that checkpoint: 15,903 tokens, in the band already.
-      // Halfway to the ceiling is 16,451.5: steps 46 (16,106) and 47 (16,308) prepare nothing, step
-      // 48 (16,511) prepares, and step 51 sends that one: 13,065 tokens, under the band again.
-      expect(steps.map((each, index) => (each.prepared ? index : -1)).filter((index) => index >= 0).slice(0, 3)).toEqual([28, 48, 54]);
-      expect(steps[45]).toEqual({ size: 15_903, prepared: false, compacted: true });
-      expect(steps.slice(46, 49)).toEqual([
-        { size: 16_106, prepared: false, compacted: false },
-        { size: 16_308, prepared: false, compacted: false },
-        { size: 16_511, prepared: true, compacted: false },
-      ]);
-      expect(steps[51]).toEqual({ size: 13_065, prepared: false, compacted: true });
-      expect(expectHalfway(steps)).toBeGreaterThanOrEqual(2);
-      // Every checkpoint prepared was sent, but possibly the newest (the loop ended first).
-      expect(instance.background.length - instance.records.filter((record) => record.prepared === true).length).toBeLessThanOrEqual(1);
+      const { steps } = await toolLoop(80, 13_000, () => instance);
+      // Step 3 (13,611) prepares at the band; step 19 (16,853: the next step reaches the ceiling)
+      // prepares the next step's compaction, which step 20 sends: 14,892, in the band already.
+      // Halfway to the ceiling is 15,946: steps 21 to 25 (15,095 to 15,906) prepare nothing, step 26
+      // (16,108) prepares, step 30 prepares the next step's, step 31 sends it. And so on.
+      expect(preparedAt(steps)).toEqual([3, 19, 26, 30, 37, 41, 48, 52, 59, 63, 70, 74]);
+      expect(compactedAt(steps)).toEqual([20, 31, 42, 53, 64, 75]);
+      expect(steps[20]).toEqual({ size: 14_892, prepared: false, compacted: true });
+      expect(steps.slice(21, 26).map((each) => each.size)).toEqual([15_095, 15_297, 15_500, 15_703, 15_906]);
+      expect(steps[26]).toEqual({ size: 16_108, prepared: true, compacted: false });
+      expect(expectHalfway(steps)).toBe(6);
+      // Every compaction sent the next step's, prepared one step ahead, none the one of the band.
+      expect(instance.records.map((record) => record.messagesCovered)).toEqual([39, 61, 83, 105, 127, 149]);
+      for (const record of instance.records) expect(record.prepared).toBe(true);
     });
 
     it('should find where a prepared checkpoint left the prompt on every instance: a fresh instance per step prepares where one instance does', async () => {
-      // The loop of the test above, each step served by a new instance sharing one store: the
-      // thread names the conversation of the step that first sent each prepared checkpoint.
+      // The loop of the test above with the provider's counts, each step served by a new instance
+      // sharing one store: the thread names the conversation of the step that first sent each
+      // prepared checkpoint, and the count of the step before gives the growth.
+      const one = collecting();
+      const single = await toolLoop(80, 13_000, () => one, true);
       const store = memoryStore();
-      const instances: ReturnType<typeof collecting>[] = [];
-      const { steps } = await toolLoop(80, 8_000, () => {
-        const instance = collecting({ store });
-        instances.push(instance);
-        return instance;
-      });
-      expect(steps.map((each, index) => (each.prepared ? index : -1)).filter((index) => index >= 0).slice(0, 3)).toEqual([28, 48, 54]);
-      expect(steps[45]).toEqual({ size: 15_903, prepared: false, compacted: true });
-      expect(expectHalfway(steps)).toBeGreaterThanOrEqual(2);
+      const fresh = await toolLoop(80, 13_000, () => collecting({ store }), true);
+      expect(preparedAt(fresh.steps)).toEqual(preparedAt(single.steps));
+      expect(compactedAt(fresh.steps)).toEqual(compactedAt(single.steps));
+      expect(preparedAt(fresh.steps)).toEqual(preparedAt(single.steps));
+      expect(preparedAt(fresh.steps).length).toBeGreaterThanOrEqual(8);
+      expect(expectHalfway(fresh.steps)).toBeGreaterThanOrEqual(4);
     });
 
     it('should not take where the compaction left the prompt from a step this conversation does not extend (a branch)', async () => {
-      const instance = collecting();
-      const { steps, conversation } = await toolLoop(46, 8_000, () => instance);
-      // Step 45 (91 messages) sent the checkpoint prepared at step 28 (covering 55 messages).
-      expect(steps[45]!.compacted).toBe(true);
-      expect(instance.records[0]).toMatchObject({ prepared: true, messagesCovered: 55 });
-      const before = instance.background.length;
-      // A branch of the first 71 messages and a 2,500-token step of its own shares that checkpoint
-      // and is in the band. The step that sent it is not in this branch, so where the compaction
-      // left the prompt is taken from the checkpoint's own live part: it prepares.
+      // A fresh instance a step, no counts: nothing tells the next step's growth, so the step at the
+      // ceiling sends the checkpoint prepared at the band. Step 28 prepared it (55 messages); step 45
+      // (91 messages) sent it, and prepared the catch-up (its whole conversation), which step 46 sent.
+      const store = memoryStore();
+      const { steps, conversation } = await toolLoop(46, 8_000, () => collecting({ store }));
+      expect(preparedAt(steps)).toEqual([28, 45]);
+      expect(compactedAt(steps)).toEqual([45]);
+      // A branch of the first 71 messages and a 2,500-token step of its own shares the first
+      // checkpoint and is in the band. The step that sent it is not in this branch, so where the
+      // compaction left the prompt is taken from the checkpoint's own live part: it prepares.
+      const instance = collecting({ store });
       const branch: Message[] = [...conversation.slice(0, 71), toolCall('b1', 'run', { n: 'b' }), toolResult('b1', 'run', tokens(2_500, 'b'))];
       const scripted = scriptedModel();
       await wrap(scripted.model, instance.middleware).doGenerate({ prompt: [{ role: 'system', content: tokens(8_000, 's') }, ...branch] });
       await instance.settled();
       const sent = scripted.stepCalls()[0]!.prompt;
-      expect(sent[1]).toEqual(checkpointOf(instance.records[0]!));
+      expect(textOf(sent[1]!).startsWith('<conversation-checkpoint>')).toBe(true);
+      expect(sent.slice(2)).toEqual(branch.slice(55));
       expect(estimatePrompt(sent)).toBeGreaterThanOrEqual(13_600);
-      expect(instance.background.length).toBe(before + 1);
+      expect(instance.background).toHaveLength(1);
     });
 
     it('should find where the compaction left the prompt on another instance, from the live part its checkpoint was made for', async () => {
-      // One instance compacts at the ceiling and waits for it (prepare: false): with an 11,000-token
+      // One instance compacts at the ceiling and waits for it (prepare: false): with a 13,000-token
       // system prompt that leaves the prompt in the band. The next steps go to another instance
       // sharing the store, which never saw that step.
       const store = memoryStore();
       const first = collecting({ store, prepare: false });
       const second = collecting({ store });
       let handedOver = -1;
-      const { steps } = await toolLoop(60, 11_000, (index) => {
+      const { steps } = await toolLoop(60, 13_000, (index) => {
         if (handedOver < 0 && first.records.length > 0) handedOver = index;
         return handedOver < 0 ? first : second;
       });
@@ -587,7 +594,7 @@ describe('prepare (SPEC 14)', () => {
       // The same loop with a 2,000-token system prompt: every compaction leaves the prompt under 13,600.
       const instance = collecting();
       const { steps } = await toolLoop(120, 2_000, () => instance);
-      expect(instance.records.length).toBeGreaterThanOrEqual(2);
+      expect(instance.records.length).toBeGreaterThanOrEqual(1);
       for (const [index, each] of steps.entries()) {
         if (each.compacted) expect(each.size).toBeLessThan(13_600);
         // The first step at or over 13,600 after each compaction (or from the start) prepares.
@@ -771,15 +778,18 @@ describe('prepare (SPEC 14)', () => {
       expect(agent.prompts).toHaveLength(64);
       agent.prompts.forEach((prompt, index) => expect(estimatePrompt(prompt, agent.stepTools[index] as never)).toBeLessThan(17_000));
       // Each step adds ~2,000 tokens (ceiling 17,000, prepared from 13,600). Step 8 (14,120) prepares
-      // the checkpoint of all before its newest step; step 9 (16,128) goes out whole; step 10 (18,148
-      // whole) sends it: 6,974, the checkpoint and the two steps since. From then on the step that
-      // reaches the band prepares, and the second after it, at the ceiling, sends that: every
-      // compaction is prepared ahead (13 in this loop, 9 when each waits at the ceiling,
-      // tool-loop.test.ts), and every summary request but the last (the loop ends first) is sent.
-      expect(records.length).toBeGreaterThanOrEqual(9);
-      for (const record of records) expect(record.prepared).toBe(true);
+      // the checkpoint of all before its newest step; step 9 (16,128), whose growth says the next step
+      // reaches the ceiling, prepares the next step's compaction (its whole conversation); step 10
+      // (18,148 whole) sends that one: ~4,000, the checkpoint and the newest step, as waiting at the
+      // ceiling would. Every cycle the same: 8 compactions, every one prepared ahead and none waited
+      // for (8 when each waits at the ceiling, tool-loop.test.ts); the one prepared at the band is not
+      // sent when the next step's is ready (here every summary is: they take no time), so 17 summary
+      // requests, the last for a step the loop ends before.
+      expect(records).toHaveLength(8);
+      for (const record of records) expect(record).toMatchObject({ prepared: true, tokensBefore: expect.any(Number) });
+      for (const record of records) expect(record.tokensAfter).toBeLessThan(4_250);
       expect(background).toHaveLength(agent.summaries());
-      expect(agent.summaries() - records.length).toBeLessThanOrEqual(1);
+      expect(agent.summaries()).toBe(17);
       // After every compaction the model continues from its own newest step.
       for (const prompt of agent.prompts) {
         const [call, results] = prompt.slice(-2);
@@ -804,17 +814,17 @@ describe('prepare (SPEC 14)', () => {
         conversation.push({ role: 'tool', content: [{ type: 'tool-result', toolCallId: call.toolCallId, toolName: 'run', output: { type: 'text', value: tokens(3_000, 't') } }] });
       }
       for (const call of scripted.stepCalls()) expect(estimatePrompt(call.prompt, call.tools)).toBeLessThan(13_600);
-      // 13,600 ceiling, prepared from 10,880. The prompt with a prepared checkpoint (the system prompt,
-      // the checkpoint and two 3,000-token steps) is in the band already, so the next is prepared
-      // only halfway from there to the ceiling, and a 3,000-token step lands past the ceiling
-      // first: 4 of the 44 compactions are prepared, the others compact at the ceiling, as every
-      // step does once the record is full, with prepare off too (conversations.test.ts: 42). Never
-      // more than one summary request a step, and every prepared checkpoint is sent or updated.
-      expect(scripted.summaryCalls()).toHaveLength(44);
-      expect(records).toHaveLength(44);
-      expect(records.filter((record) => record.prepared === true)).toHaveLength(4);
-      // A step starts at most one: the one prepared beside a step and the one of the next step (which
-      // compacts from it when it does not fit) may follow each other, never a third.
+      // 13,600 ceiling; the 6,000-token system prompt leaves a room of 7,600 and a budget of 1,900.
+      // A step after a compaction is about 8,200, the next 11,200 (in the band, and its growth says
+      // the next step reaches the ceiling): it prepares the next step's compaction, its whole
+      // conversation, which that step sends (14,200 whole). A compaction every other step, the floor
+      // with a 3,000-token step, every one prepared one step ahead and none prepared twice: 24
+      // summary requests, as many as with prepare off (conversations.test.ts), each beside the
+      // step before the one that sends it.
+      expect(scripted.summaryCalls()).toHaveLength(24);
+      expect(records).toHaveLength(24);
+      for (const record of records) expect(record.prepared).toBe(true);
+      expect(scripted.calls.map((call) => (call.summary ? 'S' : 's')).join('')).toBe(`sss${'Sss'.repeat(23)}Ss`);
       expect(scripted.calls.map((call) => (call.summary ? 'S' : 's')).join('')).not.toContain('SSS');
     });
   });

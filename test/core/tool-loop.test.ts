@@ -34,11 +34,11 @@ describe('compaction end to end', () => {
       });
       // 20,000 window -> ceiling 17,000. Each step adds a call and an 8,000-character (2,000-token)
       // result: steps go 62, 2,070, ..., 16,128 (step 9); step 10 (~18,136) compacts. A step after a
-      // compaction is the system, the tool definition, the checkpoint (summary, a record of the
-      // newest covered steps that opens with the task, identifiers) and the newest step, live: ~3,300
-      // tokens after the first, ~6,400 once the record is full (4,250 tokens). So steps 10 and 17
-      // compact, then every 6th: 23, 29, 35, 41, 47, 53, 59.
-      expect(agent.summaries()).toBe(9);
+      // compaction is the system, the tool definition, the checkpoint and the newest step, live,
+      // within a quarter of the room (about 4,230 tokens, docs/design.md "One budget"): the summary,
+      // the identifiers, a record of what the budget leaves (opening with the task) and the 2,000-token
+      // step. So every 7th step compacts: 10, 17, 24, 31, 38, 45, 52, 59.
+      expect(agent.summaries()).toBe(8);
       // After every compaction the model continues from its own newest step, knows its task in the
       // user's words, and finds every file it read, though the summary names none of them.
       const checkpointed = agent.prompts.map((prompt) => prompt.findIndex((message) => message.role === 'user' && textOf(message).startsWith('<conversation-checkpoint>')));
