@@ -272,6 +272,73 @@ describe('prepare (SPEC 14)', () => {
     });
   });
 
+  describe('a catch-up', () => {
+    /** band() prepared, then atCeiling() sends it with a tail over the budget; the catch-up's summary (the second) waits for `second`. */
+    async function sentWithTail(second: () => Promise<unknown>, options: Parameters<typeof compaction>[0] = {}) {
+      const scripted = scriptedModel({ summary: (_prompt, index) => (index === 1 ? second() : undefined) });
+      const instance = collecting(options);
+      const wrapped = wrap(scripted.model, instance.middleware);
+      await wrapped.doGenerate({ prompt: band() });
+      await instance.settled();
+      const conversation = atCeiling();
+      await wrapped.doGenerate({ prompt: conversation });
+      return { scripted, ...instance, wrapped, conversation };
+    }
+
+    it('should be written in the background: the steps until it is ready send the first checkpoint and what came after it, without waiting', async () => {
+      const summary = gate();
+      const { scripted, records, wrapped, conversation, settled } = await sentWithTail(() => summary.opened.then(() => textResult(SUMMARY, 100, 200)));
+      expect(records).toHaveLength(1);
+      // its request goes out in the background, after the step
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(scripted.summaryCalls()).toHaveLength(2);
+      // Two more steps while the catch-up is still being written: neither waits, neither starts another.
+      const first = [...conversation, assistant('one'), user('two')];
+      await wrapped.doGenerate({ prompt: first });
+      const second = [...first, assistant('three'), user('four')];
+      await wrapped.doGenerate({ prompt: second });
+      expect(scripted.stepCalls()).toHaveLength(4);
+      expect(scripted.stepCalls()[3]!.prompt).toEqual([checkpointOf(records[0]!), ...second.slice(14)]);
+      expect(scripted.summaryCalls()).toHaveLength(2);
+      expect(records).toHaveLength(1);
+      // Ready: the first step after it sends it, covering the conversation of the step that started it.
+      summary.open();
+      await settled();
+      const third = [...second, assistant('five'), user('six')];
+      await wrapped.doGenerate({ prompt: third });
+      expect(records).toHaveLength(2);
+      expect(records[1]).toMatchObject({ messagesCovered: conversation.length, prepared: true });
+      expect(scripted.stepCalls()[4]!.prompt).toEqual([checkpointOf(records[1]!), ...third.slice(conversation.length)]);
+      expect(estimatePrompt(scripted.stepCalls()[4]!.prompt)).toBeLessThan(estimatePrompt(scripted.stepCalls()[3]!.prompt));
+      expect(scripted.summaryCalls()).toHaveLength(2);
+    });
+
+    it('should change nothing when it fails: the first checkpoint stays in force, and nothing waits', async () => {
+      const log = recordingLogger();
+      const { scripted, records, wrapped, conversation, settled, middleware } = await sentWithTail(() => Promise.reject(new Error('summarizer down')), { logger: log.logger });
+      await settled();
+      expect(log.warn.some((line) => /preparing the next checkpoint in the background failed/.test(line))).toBe(true);
+      const next = [...conversation, assistant('one'), user('two')];
+      await wrapped.doGenerate({ prompt: next });
+      expect(records).toHaveLength(1);
+      expect(middleware.last()).toEqual(records[0]);
+      expect(scripted.stepCalls()[2]!.prompt).toEqual([checkpointOf(records[0]!), ...next.slice(14)]);
+    });
+
+    it('should be held in state() as prepared, so that an instance continuing from it sends it', async () => {
+      const { records, settled, middleware, conversation } = await sentWithTail(() => Promise.resolve(textResult(SUMMARY, 100, 200)));
+      await settled();
+      const state = middleware.state();
+      const other = scriptedModel();
+      const continuing = collecting({ state });
+      const next = [...conversation, assistant('one'), user('two')];
+      await wrap(other.model, continuing.middleware).doGenerate({ prompt: next });
+      expect(other.summaryCalls()).toHaveLength(0);
+      expect(continuing.records).toEqual([expect.objectContaining({ messagesCovered: conversation.length, prepared: true })]);
+      expect(records).toHaveLength(1);
+    });
+  });
+
   describe('overflow recovery (SPEC 7)', () => {
     it('should send a prepared checkpoint of the prefix it compacts, reported on that step as an overflow, and promote it', async () => {
       let steps = 0;
