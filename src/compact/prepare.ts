@@ -2,7 +2,7 @@ import { afterCheckpoint } from '../checkpoint/live';
 import { type Engine, type Preparing, type PreparingThread, modelKey } from '../engine';
 import { CompactionError, failureDetail, messageOf } from '../errors';
 import { liveEnd, liveStart } from '../prompt/conversation';
-import type { CallOptions, Model } from '../prompt/types';
+import type { CallOptions, Message, Model } from '../prompt/types';
 import { estimateMessages, estimatePrompt } from '../sizing/estimate';
 import { type StoredCheckpoint, liveLeases, readableBy } from '../store/records';
 import { type StepView, coveredUpTo, totalSize, withCheckpoint } from '../view';
@@ -104,6 +104,9 @@ export async function prepareAhead(engine: Engine, view: StepView, model: Model,
  */
 function coverWhole(view: StepView, plan: Plan, end: number): boolean {
   if (summaryFitsWhole(view, view.size, plan.window)) return true;
+  // Shortened only in its tool outputs (the first rungs of the transcript's ladder): the words all go.
+  const words = view.conversation.filter((message) => message.role !== 'tool').map((message) => (typeof message.content === 'string' ? message : { ...message, content: message.content.filter((part) => part.type !== 'tool-result') }) as Message);
+  if (summaryFitsWhole(view, { counted: 0, estimated: estimatePrompt([...view.system, ...words], view.params.tools, view.estimator) }, plan.window)) return true;
   const live = estimateMessages(view.conversation, end, view.conversation.length, view.estimator);
   const { counted, estimated } = view.size;
   const upToLive = { counted: Math.max(0, counted - Math.max(0, live - estimated)), estimated: Math.max(0, estimated - live) };
@@ -163,7 +166,10 @@ async function start(engine: Engine, view: StepView, model: Model, plan: Plan, k
     if (await alreadyPrepared(engine, view, thread.entries, from, end, kind.whole)) return;
     const digest = await digests!.of(end);
     const entry: Preparing = { length: end, digest, settled: false, made: Promise.resolve(undefined), whole: kind.whole, catchUp: kind.catchUp };
-    const request = { view: detached(engine, view), reason: 'auto' as const, model, window: plan.window, target: undefined, limit: plan.limit, prepare: true, ...(kind.through === undefined ? {} : { through: kind.through }) };
+    // One prepared here for a shorter prefix and never sent (a clearing went out instead of waiting
+    // for it): this one is made from it, so that its summary is not written for nothing.
+    const base = view.checkpoint?.clear === undefined ? undefined : await readyPrepared(view, thread.entries, from, end);
+    const request = { view: detached(engine, base === undefined ? view : withCheckpoint(view, base)), reason: 'auto' as const, model, window: plan.window, target: undefined, limit: plan.limit, prepare: true, ...(kind.through === undefined ? {} : { through: kind.through }) };
     entry.made = compactOnce(engine, { ...request, catchUp: kind.catchUp })
       // A compaction of this prefix made by a step meanwhile was joined: that one is no prepared checkpoint.
       .then(async (made) => {
@@ -330,6 +336,17 @@ async function alreadyPrepared(engine: Engine, view: StepView, entries: Preparin
     if (ref.length >= through && ref.length <= end && (await covers(view, ref))) return true;
   }
   return false;
+}
+
+/** The longest checkpoint this instance prepared and has ready for a prefix of this conversation within `(from, end)`. */
+async function readyPrepared(view: StepView, entries: Preparing[], from: number, end: number): Promise<StoredCheckpoint | undefined> {
+  let found: StoredCheckpoint | undefined;
+  for (const entry of entries) {
+    if (!entry.settled || entry.length <= from || entry.length >= end || (found !== undefined && entry.length <= found.length) || !(await covers(view, entry))) continue;
+    const made = await entry.made;
+    if (made !== undefined) found = made;
+  }
+  return found;
 }
 
 /** Whether `ref` names a prefix of this step's conversation. */

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { APICallError, generateText, stepCountIs, wrapLanguageModel } from 'ai';
 import { type CompactionRecord, compaction, compactionOf, memoryStore } from '../../src';
 import { checkpointText } from '../../src/checkpoint/message';
@@ -672,6 +672,56 @@ describe('prepare (SPEC 14)', () => {
     });
   });
 
+  describe('timed to the summary', () => {
+    afterEach(() => vi.useRealTimers());
+
+    /**
+     * A chat in the 20,000-token window: each turn adds 600 tokens, `gap` ms after the one before;
+     * each summary takes 2 s (the clock is moved while it is written). Returns the sizes at which a
+     * background compaction was started, after the first compaction (whose summary is measured).
+     */
+    async function paced(gap: number): Promise<{ startedAt: number[]; compacted: number }> {
+      vi.useFakeTimers({ toFake: ['Date'] });
+      const scripted = scriptedModel({
+        summary: (prompt) => {
+          vi.setSystemTime(Date.now() + 2_000);
+          return textResult(SUMMARY, estimatePrompt(prompt), 200);
+        },
+      });
+      const { middleware, background, settled, records } = collecting();
+      const wrapped = wrap(scripted.model, middleware);
+      let conversation: Message[] = [];
+      const startedAt: number[] = [];
+      for (let turn = 0; turn < 80; turn++) {
+        vi.setSystemTime(Date.now() + gap);
+        conversation = [...conversation, user(`${turn} ${tokens(299)}`)];
+        const before = background.length;
+        await wrapped.doGenerate({ prompt: conversation });
+        await settled();
+        const sent = scripted.stepCalls().at(-1)!.prompt;
+        if (records.length > 0 && background.length > before) startedAt.push(estimatePrompt(sent));
+        conversation = [...conversation, assistant(`${turn} ${tokens(299, 'a')}`)];
+      }
+      return { startedAt, compacted: records.length };
+    }
+
+    it('should start preparing at prepare x the ceiling when turns come faster than a summary is written', async () => {
+      const { startedAt, compacted } = await paced(10);
+      expect(compacted).toBeGreaterThanOrEqual(2);
+      // the band begins at 13,600: the first turn in it starts one
+      expect(startedAt.some((size) => size >= 13_600 && size < 14_300)).toBe(true);
+    });
+
+    it('should start no earlier than a summary\'s writing time (x 1.5) before the ceiling when turns come 10 s apart', async () => {
+      const { startedAt, compacted } = await paced(10_000);
+      expect(compacted).toBeGreaterThanOrEqual(2);
+      expect(startedAt.length).toBeGreaterThanOrEqual(1);
+      // 3 s before the ceiling is less than one turn: only the turn whose next one reaches the
+      // ceiling (16,400 or more) starts one, that next turn's compaction
+      for (const size of startedAt) expect(size).toBeGreaterThanOrEqual(17_000 - 600);
+    });
+  });
+
   describe('abort', () => {
     it('should not tie the background compaction to the step\'s abort signal', async () => {
       const summary = gate();
@@ -733,6 +783,44 @@ describe('prepare (SPEC 14)', () => {
       await wrapped.doGenerate({ prompt: toolLoop(9) });
       expect(scripted.summaryCalls()).toHaveLength(0);
       expect(records).toEqual([expect.objectContaining({ kind: 'clear' })]);
+    });
+
+    it('should clear instead of waiting at the ceiling while the prepared summary is still being written', async () => {
+      const summary = gate();
+      const scripted = scriptedModel({ summary: () => summary.opened.then(() => textResult(SUMMARY, 100, 200)) });
+      const { middleware, settled, records } = collecting({ clearToolResults: true });
+      const wrapped = wrap(scripted.model, middleware);
+      // 8,0xx tokens of words and three 2,000-token tool steps (14,1xx, in the band): clearing the old
+      // outputs (the newest ones are kept) would leave the prompt over half the ceiling, so a summary is prepared.
+      const read = (index: number, letter: string): Message[] => [toolCall(`c${index}`, 'read_file', { path: `f${index}.ts` }), toolResult(`c${index}`, 'read_file', tokens(2_000, letter))];
+      const inBand = [user(tokens(4_000, 'w')), assistant(tokens(4_000, 'v')), user('Read the files.'), ...read(0, 'p'), ...read(1, 'q'), ...read(2, 'r')];
+      await wrapped.doGenerate({ prompt: inBand });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(scripted.summaryCalls()).toHaveLength(1);
+      // At the ceiling (18,1xx) with the summary still being written: the old outputs are cleared, which
+      // brings the prompt under the ceiling; the step does not wait.
+      const atTheCeiling = [...inBand, ...read(3, 's'), ...read(4, 't')];
+      expect(estimatePrompt(atTheCeiling)).toBeGreaterThanOrEqual(17_000);
+      const step = wrapped.doGenerate({ prompt: atTheCeiling });
+      const outcome = await Promise.race([step.then(() => 'sent'), new Promise((resolve) => setTimeout(() => resolve('waiting'), 500))]);
+      expect(outcome).toBe('sent');
+      expect(records).toEqual([expect.objectContaining({ kind: 'clear' })]);
+      const sent = scripted.stepCalls()[1]!.prompt;
+      expect(estimatePrompt(sent)).toBeLessThan(17_000);
+      expect(sent.slice(-2)).toEqual(atTheCeiling.slice(-2));
+      // Once written, the summary is sent at the next step that reaches the ceiling; no second one is asked for.
+      summary.open();
+      await settled();
+      let later = atTheCeiling;
+      for (let index = 5; records.length < 2 && index < 12; index++) {
+        later = [...later, ...read(index, 'x')];
+        await wrapped.doGenerate({ prompt: later });
+      }
+      // The next summary is made from the one written meanwhile (it updates it), which is not written for nothing.
+      expect(records.at(-1)).toMatchObject({ kind: 'summary', prepared: true });
+      expect(scripted.summaryCalls()).toHaveLength(2);
+      expect(textOf(scripted.summaryCalls()[1]!.prompt[0]).startsWith('<conversation-checkpoint>')).toBe(true);
+      expect(textOf(scripted.summaryCalls()[1]!.prompt.at(-1))).toBe(UPDATE_PROMPT);
     });
 
     it('should prepare a summary when clearing would not be enough', async () => {
