@@ -1,7 +1,7 @@
 import { isSummaryRequest } from './checkpoint/summarize';
 import { takeCallOptions } from './call-options';
 import { decide } from './compact/decide';
-import { compactAtCeiling, prepareAhead } from './compact/prepare';
+import { compactAtCeiling, prepareAhead, sendCatchUp } from './compact/prepare';
 import { type Engine, createEngine, modelKey, whenReady } from './engine';
 import { generateWithRecovery, paramsFor } from './overflow/recover';
 import { streamWithRecovery } from './overflow/stream';
@@ -35,8 +35,11 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
       // Every store call of this step, to the count written after its reply, draws on one budget.
       const budget = engine.keeper.budget();
       const view = await resolveView(engine.keeper, clean, call.scope ?? '', key, engine.sizing.estimator(key, budget), budget);
-      const plan = await decide(engine, view, model, call);
-      const step = plan.reason === undefined ? view : await compactAtCeiling(engine, view, model, { ...plan, reason: plan.reason });
+      // A catch-up prepared in the background after a checkpoint that left the prompt over the
+      // budget is sent by the first step after it is ready.
+      const current = await sendCatchUp(engine, view, model);
+      const plan = await decide(engine, current, model, call);
+      const step = plan.reason === undefined ? current : await compactAtCeiling(engine, current, model, { ...plan, reason: plan.reason });
       // Near the ceiling (also right after a prepared checkpoint was sent): the next checkpoint is
       // prepared beside this step, which does not wait for it.
       await prepareAhead(engine, step, model, plan);

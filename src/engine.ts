@@ -29,6 +29,10 @@ export interface Preparing {
   made: Promise<StoredCheckpoint | undefined>;
   /** Whether `made` has settled. */
   settled: boolean;
+  /** Covers its step's whole conversation: the compaction the next step makes, prepared one step ahead. */
+  whole: boolean;
+  /** A catch-up: the first step after it is ready sends it, not held back until the ceiling. */
+  catchUp: boolean;
 }
 
 /** What this instance prepares for the conversations of one thread. */
@@ -87,6 +91,11 @@ export interface Engine {
   last: CompactionRecord | undefined;
   /** How long the summaries of each model (`provider:modelId`) took here, newest first: the lease's bound (docs/stores.md). */
   readonly summaryTimes: Map<string, number[]>;
+  /**
+   * When this instance last served a step of each thread, how long its conversation was and how
+   * large its prompt, with the recent growths and times between steps: how fast a conversation grows.
+   */
+  readonly stepTimes: LRUCache<string, { at: number; length: number; size: number; growths: number[]; intervals: number[] }>;
   /** The restore of a `state` option, awaited by the first step. */
   ready: Promise<void> | undefined;
 }
@@ -122,6 +131,7 @@ export function createEngine(options: CompactionOptions): Engine {
     pendingManual: false,
     last: undefined,
     summaryTimes: new Map(),
+    stepTimes: new LRUCache({ max: PREPARING_THREADS }),
     ready: restored && Promise.all([keeper.restore(restored.threads, restored.checkpoints), sizing.restore(restored.sizing ?? {})]).then(() => undefined),
   };
 }

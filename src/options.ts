@@ -89,6 +89,12 @@ const rules = {
 
 export type OptionName = keyof typeof rules | 'state';
 
+/**
+ * The share of the room a compaction keeps (docs/design.md, "One budget"), for the benchmarks that
+ * choose its default: an option under this symbol, not part of the public options.
+ */
+export const BUDGET_SHARE = Symbol.for('ai-compaction.budgetShare');
+
 /** Options after validation, with their defaults filled in. */
 export interface ResolvedOptions {
   contextWindow: number | ((model: Model) => number | undefined) | undefined;
@@ -109,6 +115,8 @@ export interface ResolvedOptions {
   clearToolResults: ClearSetting;
   /** The secrets values are sealed with (the first seals, any opens), or `undefined`: stored as JSON. */
   secret: readonly string[] | undefined;
+  /** Share of the room a compaction keeps, at most half (`undefined`: the default). */
+  budgetShare: number | undefined;
 }
 
 /** Validates options at construction: a bad one throws a `TypeError` naming the option and value. */
@@ -145,12 +153,19 @@ export function resolveOptions(options: Record<string, unknown>): ResolvedOption
     estimate: value('estimate') as ResolvedOptions['estimate'],
     clearToolResults: clearSetting(value('clearToolResults') ?? DEFAULT_CLEAR_TOOL_RESULTS),
     secret: secretSetting(value('secret')),
+    budgetShare: budgetShare((options as { [BUDGET_SHARE]?: unknown })[BUDGET_SHARE]),
   };
 }
 
 function secretSetting(given: string | string[] | undefined): readonly string[] | undefined {
   if (given === undefined) return undefined;
   return typeof given === 'string' ? [given] : [...given];
+}
+
+function budgetShare(given: unknown): number | undefined {
+  if (given === undefined) return undefined;
+  if (typeof given !== 'number' || !(given > 0 && given <= 0.5)) throw new TypeError(`ai-compaction: the budget share must be above 0 and at most 0.5, got ${describe(given)}`);
+  return given;
 }
 
 function clearSetting(given: boolean | { keep?: number | undefined; atLeast?: number | undefined }): ClearSetting {

@@ -29,6 +29,8 @@ export function earlierStepsNote(steps: number): string {
  *   when longer than a quarter of the budget; found before `from` too) and a note of how many of
  *   its steps are summarized;
  * - when all it covers would fit, only the newest half of it, so that a compaction makes progress.
+ * The turn's user message opens it whatever the budget leaves: verbatim up to `userMessage` tokens
+ * (a quarter of the budget unless given), its first and last parts past that.
  */
 export function selectRecord(
   conversation: readonly Message[],
@@ -36,6 +38,7 @@ export function selectRecord(
   from = 0,
   end = conversation.length,
   charsPerToken = CHARS_PER_TOKEN,
+  userMessage = Math.floor(budget / 4),
 ): CheckpointRecord {
   const tokensOf = (chars: number) => Math.round(chars / charsPerToken);
   if (end <= from) return { start: end, text: '', tokens: 0 };
@@ -60,7 +63,7 @@ export function selectRecord(
   // Inside the newest turn: its user message, then as many of its newest steps as fit.
   let turnUser = end - 1;
   while (turnUser >= 0 && conversation[turnUser]!.role !== 'user') turnUser--;
-  const head = turnUser < 0 ? [] : userHead(linesOf(turnUser), budget, charsPerToken);
+  const head = turnUser < 0 ? [] : userHead(linesOf(turnUser), userMessage, charsPerToken);
   const room = target - tokensOf(head.reduce((sum, line) => sum + line.length + 2, 0) + earlierStepsNote(0).length + 4);
   let start = end;
   for (let index = Math.max(from, turnUser + 1); index < end; index++) {
@@ -74,9 +77,9 @@ export function selectRecord(
   return recordOf([...head, ...(earlier > 0 ? [earlierStepsNote(earlier)] : [])], start, end, linesOf, tokensOf);
 }
 
-/** A turn's user message as the record opens with it: verbatim, or its first and last parts past a quarter of the budget. */
-function userHead(lines: string[], budget: number, charsPerToken: number): string[] {
-  const quarter = Math.floor(Math.floor(budget / 4) * charsPerToken);
+/** A turn's user message as the record opens with it: verbatim, or its first and last parts past `limit` tokens. */
+function userHead(lines: string[], limit: number, charsPerToken: number): string[] {
+  const quarter = Math.floor(limit * charsPerToken);
   const text = lines.join('\n\n');
   if (text.length <= quarter) return lines;
   const label = text.startsWith(USER_LABEL) ? USER_LABEL : '';

@@ -9,6 +9,8 @@ export interface SerializeStyle {
   toolInputLimit?: number;
   /** Only the user's words. */
   userOnly?: boolean;
+  /** Each message's words cut to their first and last N characters. */
+  wordsEnds?: number;
 }
 
 /** Each tool output in a record is cut at 1,250 characters. */
@@ -76,7 +78,8 @@ export function messageLines(message: Message, style: SerializeStyle): string[] 
         break;
     }
   }
-  const head = texts.length > 0 ? [`${label}: ${texts.join('\n')}`] : [];
+  const words = texts.join('\n');
+  const head = texts.length > 0 ? [`${label}: ${style.wordsEnds === undefined ? words : keepEnds(words, style.wordsEnds)}`] : [];
   return [...head, ...lines, ...(style.userOnly && message.role !== 'user' ? [] : attachments)];
 }
 

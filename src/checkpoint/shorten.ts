@@ -6,13 +6,16 @@ import { type SerializeStyle, serialize } from './serialize';
 /**
  * The shortening ladder of a transcript, one level per step:
  * 0. whole; 1. tool outputs cut to their first and last 1,000 characters; 2. tool outputs left out
- * and tool inputs cut; 3. only the user's words; 4. the exchange omitted.
+ * and tool inputs cut; 3. only the user's words; 4. only the user's words, each message cut to
+ * its first and last 500 characters (a long paste keeps its opening and its end, and the short
+ * messages around it stay whole); 5. the exchange omitted.
  */
 export const LEVELS: readonly SerializeStyle[] = [
   { toolOutput: { mode: 'full' } },
   { toolOutput: { mode: 'ends', keep: 1_000 } },
   { toolOutput: { mode: 'omit' }, toolInputLimit: 200 },
   { toolOutput: { mode: 'omit' }, userOnly: true },
+  { toolOutput: { mode: 'omit' }, userOnly: true, wordsEnds: 500 },
 ];
 const OMITTED = LEVELS.length;
 

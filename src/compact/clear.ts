@@ -32,6 +32,11 @@ export interface ClearingRequest {
   target: number | undefined;
   /** Where the live part begins: nothing from there on is cleared. */
   end: number;
+  /**
+   * Instead of waiting for a summary still being written at the ceiling: enough when it brings the
+   * prompt under the ceiling at all (docs/design.md, "Preparing ahead").
+   */
+  instead?: boolean;
 }
 
 /**
@@ -43,10 +48,10 @@ export interface ClearingRequest {
  * last clearing (the provider counted the cleared prompt larger than its estimate), or when the
  * provider rejected the cleared prompt, a summary is made.
  */
-export function planClearing(settings: ResolvedOptions, { view, reason, limit, target, end }: ClearingRequest): ClearingPlan | undefined {
+export function planClearing(settings: ResolvedOptions, { view, reason, limit, target, end, instead = false }: ClearingRequest): ClearingPlan | undefined {
   const setting = settings.clearToolResults;
   if (setting === false || reason === 'manual' || limit === undefined || limit <= 0) return undefined;
-  const { atLeast, atMost } = clearingThresholds(limit, setting.atLeast);
+  const { atLeast, atMost } = instead ? { atLeast: 1, atMost: limit - 1 } : clearingThresholds(limit, setting.atLeast);
   const current = view.checkpoint;
   if (current?.clear !== undefined) {
     if (reason === 'overflow') return undefined;

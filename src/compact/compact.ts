@@ -1,11 +1,13 @@
 import { clearToolOutputs } from '../checkpoint/clear';
-import { collectIdentifiers, identifierBudget, withoutIdentifiersSection } from '../checkpoint/identifiers';
-import { recordBudget, selectRecord } from '../checkpoint/record';
-import { summarize } from '../checkpoint/summarize';
+import { collectIdentifiers, identifierBudget, identifiersSection, withoutIdentifiersSection } from '../checkpoint/identifiers';
+import { selectRecord } from '../checkpoint/record';
+import { MIN_SUMMARY_ROOM, roomFor, summarize } from '../checkpoint/summarize';
+import { SUMMARY_PROMPT, UPDATE_PROMPT } from '../checkpoint/prompts';
+import { MAX_BUDGET_SHARE } from '../checkpoint/budget';
 import { type Engine, type Made, modelKey } from '../engine';
 import { CompactionError } from '../errors';
 import { keptUserMessages, nativeItem } from '../native/trigger';
-import { liveStart } from '../prompt/conversation';
+import { liveStart, textMessage } from '../prompt/conversation';
 import type { Message, Model } from '../prompt/types';
 import { charsPerTokenOf, estimateMessages } from '../sizing/estimate';
 import { type StoredCheckpoint, readableBy } from '../store/records';
@@ -17,6 +19,7 @@ import { type Meter, addUsage, meter, noUsage } from './cost';
 import { singleFlight } from './flight';
 import { leaseOrWait, measuredSummary, releaseLease } from './lease';
 import { placeHold } from './holds';
+import { type CompactionPlan, identifierAllowance, planOf, recordAllowance, summaryLimit, userMessageAllowance } from './plan';
 import { report } from './report';
 
 /** What a compaction is asked to do. */
@@ -35,6 +38,16 @@ export interface CompactRequest {
    */
   prepare?: boolean;
   /**
+   * Prepared as a catch-up (docs/design.md, "Preparing ahead"): listed so that the first step after
+   * it is ready sends it, not held back until the ceiling.
+   */
+  catchUp?: boolean;
+  /**
+   * Covers the conversation up to here instead of up to its live part: the compaction the next step
+   * will make, prepared one step ahead (this step's whole conversation, which the next step extends).
+   */
+  through?: number;
+  /**
    * What a checkpoint prepared ahead cost, when this compaction is made from it and it was never
    * sent itself: reported on this compaction's record, so that no summary request goes unreported.
    */
@@ -46,6 +59,8 @@ interface Job extends CompactRequest {
   from: number;
   end: number;
   digest: string;
+  /** What each part of the checkpoint may take. */
+  plan: CompactionPlan;
 }
 
 /** Compacts a step (once among concurrent steps that need the same compaction) and returns the view to send. */
@@ -68,15 +83,17 @@ export async function compact(engine: Engine, request: CompactRequest): Promise<
 export async function compactOnce(engine: Engine, request: CompactRequest): Promise<Made> {
   const { view, reason, target } = request;
   const { from, end } = coverage(request);
-  const job: Job = { ...request, from, end, digest: await view.digests!.of(end) };
+  const job: Job = { ...request, from, end, digest: await view.digests!.of(end), plan: planOf(engine, view, request.limit, undefined, end) };
   const key = `${reason === 'overflow' ? `${target}:` : ''}${job.digest}`;
   return singleFlight(engine.flights, key, view.params.abortSignal, () => reuseOrRun(engine, job));
 }
 
 /** What a compaction covers, `from` to `end` of the conversation; throws when there is nothing older to compact. */
-function coverage({ view, reason }: CompactRequest): { from: number; end: number } {
-  // What stays live (a new user turn, or the newest step of a tool loop) is never covered.
-  const end = liveStart(view.conversation);
+function coverage({ view, reason, through }: CompactRequest): { from: number; end: number } {
+  // What stays live (a new user turn, or the newest step of a tool loop) is never covered; a
+  // compaction prepared for the next step covers this step's whole conversation, whose newest
+  // step the next one's live part follows.
+  const end = through ?? liveStart(view.conversation);
   const from = coveredUpTo(view);
   if (end === 0 || end < from || view.digests === undefined || (end === from && reason === 'auto')) {
     throw new CompactionError({ reason: 'nothing-to-compact', message: 'there is no older conversation to compact' });
@@ -103,12 +120,21 @@ async function reuseOrRun(engine: Engine, job: Job): Promise<Made> {
   if (existing === undefined || existing.clear !== undefined || !readableBy(existing, modelKey(model))) return runLeased(engine, job);
   // Prepared again (by another instance, or before a restart): listed as prepared, still held back.
   if (job.prepare === true && view.threadDigest !== undefined) {
-    await engine.keeper.savePrepared(view.threadDigest, existing, view.budget);
+    await engine.keeper.savePrepared(view.threadDigest, existing, view.budget, job.catchUp === true);
     return { checkpoint: existing, prepared: true };
   }
   // One prepared ahead and still held back (SPEC 14): this step is the first to send it.
   if (view.threadDigest !== undefined && (await heldBack(engine, view, digest))) return { checkpoint: existing, prepared: true };
   return { checkpoint: existing };
+}
+
+/**
+ * Whether a summary request of `size` (the conversation it covers, as the step sent it) leaves the
+ * reply its minimum room in the window: otherwise it goes out shortened.
+ */
+export function summaryFitsWhole(view: StepView, size: { counted: number; estimated: number }, window: number | undefined): boolean {
+  const appended = estimateMessages([textMessage('user', view.standIn.length === 0 ? SUMMARY_PROMPT : UPDATE_PROMPT)], 0, 1, view.estimator);
+  return roomFor(window, size.counted, size.estimated + appended) >= MIN_SUMMARY_ROOM;
 }
 
 /** Whether the checkpoint of `digest` is listed in its thread as prepared and not yet among the checkpoints steps find. */
@@ -151,8 +177,15 @@ async function run(engine: Engine, job: Job): Promise<Made> {
 }
 
 /** Makes the checkpoint (a summary and record, or the provider's item) with metered model calls, stores it and reports it. */
-async function make(engine: Engine, { view, reason, model, window, target, limit, from, end, digest, prepare = false, carried }: Job, costs: Meter): Promise<Made> {
+async function make(engine: Engine, { view, reason, model, window, target, limit, from, end, digest, plan, prepare = false, catchUp = false, carried }: Job, costs: Meter): Promise<Made> {
   const { settings } = engine;
+  // What stays live cannot fit the window beside any checkpoint: no summary request is made for it.
+  if (window !== undefined && plan.frame + plan.live + plan.wrapper > window) {
+    throw new CompactionError({
+      reason: 'too-large',
+      message: `what stays live after the checkpoint (${plan.live} tokens, with the system messages and tools ${plan.frame}) does not fit the window of ${window}`,
+    });
+  }
   const started = Date.now();
   const covered = view.conversation.slice(from, end);
   const tokensBefore = totalSize(view);
@@ -167,28 +200,48 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
   let identifiers: string[] | undefined;
   if (native === undefined) {
     // The newest of all it stands for, the previous checkpoint's part too: those messages are the
-    // caller's, still at hand, and the newest steps are what the model continues from.
+    // caller's, still at hand, and the newest steps are what the model continues from. Each part
+    // takes what the plan's budget leaves it, in order: the live part, the summary, the identifiers,
+    // the record (docs/design.md, "One budget").
     const charsPerToken = charsPerTokenOf(view.estimator, covered);
-    const record = selectRecord(view.conversation, recordBudget(settings.keep, limit), view.boundaryEnd, end, charsPerToken);
-    recordText = record.text;
-    identifiers = collectIdentifiers(covered, view.checkpoint?.identifiers ?? [], identifierBudget(limit), charsPerToken);
+    const tokensOf = (text: string) => Math.round(text.length / charsPerToken);
+    const userMessage = userMessageAllowance(plan, settings.keep);
+    const outputLimit = summaryLimit(plan, settings.summaryOutputTokens);
+    const recordOfSize = (budget: number) => selectRecord(view.conversation, budget, view.boundaryEnd, end, charsPerToken, userMessage);
+    // Before the summary is written its size is unknown: the record is first sized for the summary
+    // this conversation's last one suggests (a quarter more), or half its limit; the shortened
+    // request carries what that record leaves out, and the record made once the summary is written
+    // never holds less (so nothing covered is in neither).
+    const previous = view.checkpoint?.summary === undefined || view.checkpoint.summary === '' ? undefined : tokensOf(view.checkpoint.summary);
+    const expected = Math.min(outputLimit, previous === undefined ? Math.floor(outputLimit / 2) : Math.ceil(previous * 1.25));
+    // A summary request that cannot carry the whole conversation (under 1,024 tokens of room for
+    // the reply: a small window) goes out without what the record holds: the record then takes up
+    // to the most a compaction may keep (half the room), so that less must be shortened out of it.
+    const squeezed = !summaryFitsWhole(view, request.size, window);
+    const sized = squeezed && plan.budget !== undefined ? planOf(engine, view, limit, MAX_BUDGET_SHARE, end) : plan;
+    const first = recordAllowance(sized, expected, identifierAllowance(sized, expected, identifierBudget(limit)), settings.keep);
+    const smallest = recordOfSize(first);
     const reply = await summarize({
       model: costs.wrap(engine.summarizer ?? model),
       params: view.params,
       system: view.system,
       previous: view.standIn,
       sent: request.sent,
-      // What the shortened request (6.6) must carry: the newly covered messages the record does not
+      // What the shortened request must carry: the newly covered messages the record does not
       // hold, or all of them when the record reaches back past them (it draws on the whole prefix);
       // over messages whose old tool outputs were cleared, as they were sent.
-      beforeRecord: asSent(view).slice(from, record.start > from ? record.start : end),
+      beforeRecord: asSent(view).slice(from, smallest.start > from ? smallest.start : end),
       size: request.size,
       window,
-      summaryOutputTokens: settings.summaryOutputTokens,
+      summaryOutputTokens: outputLimit,
       estimator: view.estimator,
       warn: engine.warn,
     });
     summary = withoutIdentifiersSection(reply);
+    const summaryTokens = tokensOf(summary);
+    identifiers = collectIdentifiers(covered, view.checkpoint?.identifiers ?? [], identifierAllowance(sized, summaryTokens, identifierBudget(limit)), charsPerToken);
+    const record = recordOfSize(Math.max(first, recordAllowance(sized, summaryTokens, tokensOf(identifiersSection(identifiers)), settings.keep)));
+    recordText = record.text;
   }
   // How long this model takes to write one: how long another instance waits for it (the lease).
   measuredSummary(engine, native === undefined ? writerOf(engine, model) : modelKey(model), Date.now() - started);
@@ -203,14 +256,21 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
     tokensAfter: 0,
     createdAt: Date.now(),
     ...(identifiers === undefined || identifiers.length === 0 ? {} : { identifiers }),
-    // The live step takes at most a quarter of the ceiling, in this step and the ones after it.
-    ...(limit === undefined ? {} : { step: Math.max(0, Math.floor(limit / 4)) }),
+    // The live step takes at most a quarter of the room, in this step and the ones after it.
+    ...(plan.budget === undefined ? {} : { step: plan.budget.step }),
     // The newest user messages of the whole conversation after any caller-held provider item, not
     // only of the newly covered part: a later native compaction must not drop the user's request.
     ...(native === undefined ? {} : { native: { ...native, model: modelKey(model), keep: keptUserMessages(view.conversation, view.boundaryEnd, end, settings.keep, view.estimator) } }),
   };
   const next = withCheckpoint(view, made);
   const tokensAfter = next.size.estimated;
+  // Never a step over the window by this package's own estimate: nothing is stored (6.7).
+  if (window !== undefined && tokensAfter > window) {
+    throw new CompactionError({
+      reason: 'too-large',
+      message: `the checkpoint and what stays live after it take ${tokensAfter} tokens, over the window of ${window}`,
+    });
+  }
   const checkpoint: StoredCheckpoint = { ...made, tokensAfter };
   next.checkpoint = checkpoint;
   const noProgress = target !== undefined && tokensAfter >= target;
@@ -218,7 +278,7 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
     // Reported by the step that first sends it, with that step's sizes and this cost (sendPrepared),
     // which travels with it in the store: another instance may be the one to send it.
     const prepared: StoredCheckpoint = { ...checkpoint, usage: costs.usage() };
-    const saved = view.threadDigest !== undefined && (await engine.keeper.savePrepared(view.threadDigest, prepared, view.budget));
+    const saved = view.threadDigest !== undefined && (await engine.keeper.savePrepared(view.threadDigest, prepared, view.budget, catchUp));
     if (!saved) engine.warn('ai-compaction: the checkpoint prepared ahead could not be stored; the step at the ceiling will compact');
     return { checkpoint: prepared, prepared: true };
   }

@@ -2,72 +2,182 @@ import { afterCheckpoint } from '../checkpoint/live';
 import { type Engine, type Preparing, type PreparingThread, modelKey } from '../engine';
 import { CompactionError, failureDetail, messageOf } from '../errors';
 import { liveEnd, liveStart } from '../prompt/conversation';
-import type { CallOptions, Model } from '../prompt/types';
+import type { CallOptions, Message, Model } from '../prompt/types';
 import { estimateMessages, estimatePrompt } from '../sizing/estimate';
 import { type StoredCheckpoint, liveLeases, readableBy } from '../store/records';
 import { type StepView, coveredUpTo, totalSize, withCheckpoint } from '../view';
 import { compactBeforeStep } from './before-step';
-import { planClearing } from './clear';
-import { compactOnce, sendPrepared, writerOf } from './compact';
+import { clearFirst, planClearing } from './clear';
+import { compactOnce, sendPrepared, summaryFitsWhole, writerOf } from './compact';
 import type { Plan } from './decide';
 import { untilAborted } from './flight';
+import { planOf } from './plan';
 import { awaitLease } from './lease';
 
 /**
- * Preparing the next checkpoint ahead (SPEC 14): no step waits for a summary.
+ * Preparing the next checkpoint ahead (docs/design.md, "Preparing ahead"): no step waits for a
+ * summary where the conversation leaves time to write one, and none waits for a second one.
  *
  * - A step that goes out as it is, at or over `prepare` x the ceiling, starts the compaction of the
  *   conversation up to its live part in the background (`prepareAhead`): the very compaction the
  *   step at the ceiling would make for it (`compactOnce`, the step's own request, so a cache hit),
- *   stored as a prepared checkpoint. The step does not wait for it.
+ *   stored as a prepared checkpoint. The step does not wait for it. Where this conversation's steps
+ *   have been measured to come further apart than its model takes to write a summary, that is left
+ *   to the step before the ceiling (below): nothing is prepared that would go unused.
+ * - A step whose growth says the next step will reach the ceiling starts the compaction that next
+ *   step will make: of this step's whole conversation (the next step's live part is what this
+ *   step's reply adds). At the ceiling it leaves the prompt where waiting for a summary would.
  * - A prepared checkpoint is held back: it is listed apart from the checkpoints steps find
  *   (`Thread.prepared`), so the steps under the ceiling go out whole.
- * - The first step at the ceiling (`compactAtCeiling`) sends it at once when the prompt with it fits
- *   under the ceiling; otherwise it compacts now, from it (updating it). The step that first sends
- *   it promotes it to the conversation's checkpoint and reports it.
+ * - The first step at the ceiling (`compactAtCeiling`) sends the longest one ready at once when the
+ *   prompt with it fits under the ceiling; one still being written is waited for only when none is
+ *   ready; otherwise it compacts now, from it (updating it). The step that first sends it promotes
+ *   it to the conversation's checkpoint and reports it.
+ * - Sent with what came after it live, a prepared checkpoint can leave the prompt over the budget
+ *   (plan.ts): then a catch-up (a longer one still being written, or a new one of the whole
+ *   conversation) is sent by the first step after it is ready, under the ceiling too.
  */
 
 /** Background compactions remembered per thread (conversations sharing an opening share one). */
 const PREPARING_PER_THREAD = 8;
 
 /**
- * Starts preparing the next checkpoint of a step, as it goes out, when its size is at or over
- * `prepare` x the ceiling (and under it) and nothing is being prepared for its conversation: a step
- * under the ceiling, or one that has just sent a checkpoint and is there already. After a
- * compaction that left the prompt in that band, from halfway to the ceiling (`preparingFrom`). Never
- * waits for the compaction: it runs in the background, handed to `waitUntil` when there is one;
- * its failure is logged and changes nothing (SPEC 6.7).
+ * Once its model's summaries have been measured to take a while (`MEASURED_MS` or more), preparing
+ * starts when the time left to the ceiling is within `SUMMARY_MARGIN` times the longest recent one.
+ */
+const MEASURED_MS = 100;
+const SUMMARY_MARGIN = 1.5;
+
+/**
+ * Starts preparing the next checkpoint of a step, as it goes out, in the background: never waits
+ * for it (handed to `waitUntil` when there is one; its failure is logged and changes nothing).
+ * - a catch-up, when this step sent a prepared checkpoint and the prompt with it is over the budget;
+ * - the next step's compaction (this step's whole conversation), when this step's growth says the
+ *   next step reaches the ceiling;
+ * - the compaction up to its live part, when its size is at or over `prepare` x the ceiling (and
+ *   under it) and nothing is being prepared for its conversation; after a compaction that left the
+ *   prompt in that band, from halfway to the ceiling (`preparingFrom`).
  */
 export async function prepareAhead(engine: Engine, view: StepView, model: Model, plan: Plan): Promise<void> {
   const { auto, prepare } = engine.settings;
-  const { limit, window } = plan;
+  const { limit } = plan;
   if (!auto || prepare === false || limit === undefined || limit <= 0 || !view.sizeKnown) return;
   const { digests, threadDigest } = view;
   if (digests === undefined || threadDigest === undefined) return;
   const size = totalSize(view);
-  // At the ceiling or over it a step compacts, or is held (SPEC 6.8): nothing to prepare.
-  if (size < prepare * limit || size >= limit) return;
-  if (size < (await preparingFrom(view, prepare * limit, limit))) return;
+  const pace = stepPace(engine, threadDigest, view.conversation.length, size);
+  // At the ceiling or over it a step compacts, or is held: nothing to prepare.
+  if (size >= limit) return;
   const from = coveredUpTo(view);
   const end = liveStart(view.conversation);
-  if (end <= from) return;
-  // With clearing old tool results on (SPEC 13), nothing is prepared while clearing alone would
-  // bring the prompt under its target: it needs no model call, the step at the ceiling clears.
-  if (planClearing(engine.settings, { view, reason: 'auto', model, limit, target: undefined, end }) !== undefined) return;
+  if (view.compaction?.prepared === true) return catchUpAfter(engine, view, model, plan, end > from && overBudget(engine, view, limit, from, end));
+  if (view.compaction !== undefined) return;
+  // With clearing old tool results on, nothing is prepared while clearing alone would bring the
+  // prompt under its target: it needs no model call, the step at the ceiling clears.
+  if (end > from && planClearing(engine.settings, { view, reason: 'auto', model, limit, target: undefined, end }) !== undefined) return;
+  // The most it grew in a step lately (as this instance served its steps, or else since the
+  // provider's count the size rests on, which every instance sharing the store reads): the next
+  // step, as large, reaches the ceiling.
+  const grown = pace?.growth ?? (view.size.counted > 0 ? view.size.estimated : 0);
+  if (grown > 0 && size + grown >= limit && view.conversation.length > from && coverWhole(view, plan, end)) {
+    return start(engine, view, model, plan, { through: view.conversation.length, whole: true, catchUp: false });
+  }
+  if (size < prepare * limit || end <= from) return;
+  if (size < (await preparingFrom(view, prepare * limit, limit))) return;
+  // Summaries measured: preparing starts once the time left to the ceiling (the steps left at this
+  // step's growth, each as long as this one) is within a summary's writing time, not before, so that
+  // less of the conversation comes after it, and nothing is prepared that the step before the
+  // ceiling makes unused.
+  const summary = longestSummary(engine, model);
+  if (pace !== undefined && summary !== undefined && summary >= MEASURED_MS && grown > 0) {
+    const left = ((limit - size) / grown) * pace.interval;
+    if (left > summary * SUMMARY_MARGIN) return;
+  }
+  return start(engine, view, model, plan, { whole: false, catchUp: false });
+}
 
+/**
+ * Whether a compaction prepared for the next step covers this step's whole conversation: not where
+ * its summary request would have to go out shortened while the one up to the live part (`end`)
+ * would not (a small window and a large live part: a long paste in a chat), since a shortened
+ * request loses what the summary should keep.
+ */
+function coverWhole(view: StepView, plan: Plan, end: number): boolean {
+  if (summaryFitsWhole(view, view.size, plan.window)) return true;
+  // Shortened only in its tool outputs (the first rungs of the transcript's ladder): the words all go.
+  const words = view.conversation.filter((message) => message.role !== 'tool').map((message) => (typeof message.content === 'string' ? message : { ...message, content: message.content.filter((part) => part.type !== 'tool-result') }) as Message);
+  if (summaryFitsWhole(view, { counted: 0, estimated: estimatePrompt([...view.system, ...words], view.params.tools, view.estimator) }, plan.window)) return true;
+  const live = estimateMessages(view.conversation, end, view.conversation.length, view.estimator);
+  const { counted, estimated } = view.size;
+  const upToLive = { counted: Math.max(0, counted - Math.max(0, live - estimated)), estimated: Math.max(0, estimated - live) };
+  return !summaryFitsWhole(view, upToLive, plan.window);
+}
+
+/**
+ * Whether the prompt of a step is over the budget of what a compaction keeps, with messages between
+ * the checkpoint and the live part (`conversation[from, end)`) worth a catch-up: at least a tenth of
+ * the budget. A smaller tail (in a chat, the reply to the turn the checkpoint was made at) is left
+ * live, or every step over the budget by its live part alone would start another.
+ */
+function overBudget(engine: Engine, view: StepView, limit: number, from: number, end: number): boolean {
+  const { budget, frame } = planOf(engine, view, limit);
+  if (budget === undefined || totalSize(view) - frame <= budget.total) return false;
+  return estimateMessages(view.conversation, from, end, view.estimator) >= budget.total / 10;
+}
+
+/**
+ * After a step sent a prepared checkpoint: one prepared for more of this conversation, still being
+ * written or ready, becomes the catch-up (its request is made: the first step after it is ready
+ * sends it, and a stale one never blocks the next preparing). Without one, when the prompt is over
+ * the budget with messages between the checkpoint and the live part (`needed`), a catch-up of the
+ * whole conversation is started. One catch-up at a time; a failed one changes nothing.
+ */
+async function catchUpAfter(engine: Engine, view: StepView, model: Model, plan: Plan, needed: boolean): Promise<void> {
+  const thread = threadOf(engine, view.threadDigest!);
+  const from = coveredUpTo(view);
+  for (const entry of thread.entries) {
+    if (entry.length <= from || !(await covers(view, entry))) continue;
+    entry.catchUp = true;
+    // Ready already, and listed as held back: listed as a catch-up, for every instance.
+    if (entry.settled) {
+      const made = await entry.made;
+      if (made !== undefined) await engine.keeper.markPrepared(view.threadDigest!, made, view.budget, true);
+    }
+    return;
+  }
+  if (!needed) return;
+  const whole = coverWhole(view, plan, liveStart(view.conversation));
+  return start(engine, view, model, plan, { ...(whole ? { through: view.conversation.length } : {}), whole, catchUp: true });
+}
+
+/** Starts one background compaction of this conversation, unless one that would serve is prepared already (by this or another instance). */
+async function start(engine: Engine, view: StepView, model: Model, plan: Plan, kind: { through?: number; whole: boolean; catchUp: boolean }): Promise<void> {
+  const { digests, threadDigest } = view;
+  const from = coveredUpTo(view);
+  const end = kind.through ?? liveStart(view.conversation);
+  if (end <= from) return;
   // Concurrent steps of one conversation check and start in turn, so that one starts it.
-  const thread = threadOf(engine, threadDigest);
+  const thread = threadOf(engine, threadDigest!);
   const previous = thread.turn;
   let done!: () => void;
   thread.turn = new Promise<void>((resolve) => (done = resolve));
   await previous;
   try {
-    if (await alreadyPrepared(engine, view, thread.entries, from, end)) return;
-    const digest = await digests.of(end);
-    const entry: Preparing = { length: end, digest, settled: false, made: Promise.resolve(undefined) };
-    entry.made = compactOnce(engine, { view: detached(engine, view), reason: 'auto', model, window, target: undefined, limit, prepare: true })
+    if (await alreadyPrepared(engine, view, thread.entries, from, end, kind.whole)) return;
+    const digest = await digests!.of(end);
+    const entry: Preparing = { length: end, digest, settled: false, made: Promise.resolve(undefined), whole: kind.whole, catchUp: kind.catchUp };
+    // One prepared here for a shorter prefix and never sent (a clearing went out instead of waiting
+    // for it): this one is made from it, so that its summary is not written for nothing.
+    const base = view.checkpoint?.clear === undefined ? undefined : await readyPrepared(view, thread.entries, from, end);
+    const request = { view: detached(engine, base === undefined ? view : withCheckpoint(view, base)), reason: 'auto' as const, model, window: plan.window, target: undefined, limit: plan.limit, prepare: true, ...(kind.through === undefined ? {} : { through: kind.through }) };
+    entry.made = compactOnce(engine, { ...request, catchUp: kind.catchUp })
       // A compaction of this prefix made by a step meanwhile was joined: that one is no prepared checkpoint.
-      .then((made) => (made.prepared === true ? made.checkpoint : undefined))
+      .then(async (made) => {
+        if (made.prepared !== true) return undefined;
+        // Made a catch-up while it was being written: listed so that every instance sends it.
+        if (entry.catchUp && !kind.catchUp) await engine.keeper.markPrepared(threadDigest!, made.checkpoint, engine.keeper.budget(), true);
+        return made.checkpoint;
+      })
       .catch((error: unknown) => {
         const detail = CompactionError.isInstance(error) ? `${error.reason}: ${failureDetail(error)}` : messageOf(error);
         engine.warn(`ai-compaction: preparing the next checkpoint in the background failed (${detail}); the step at the ceiling compacts as usual`);
@@ -89,20 +199,82 @@ export async function prepareAhead(engine: Engine, view: StepView, model: Model,
 }
 
 /**
- * Compacts a step that is due (SPEC 6, 14). An auto compaction first looks for a checkpoint prepared
- * for a prefix of this conversation (waiting for one still being prepared, when the prompt with it
- * could fit): the step sends it at once when the prompt with it fits under the ceiling; otherwise
- * it compacts now from it. Without one it compacts as in 6.
+ * A step that finds a catch-up of its conversation ready (prepared after a checkpoint that left the
+ * prompt over the budget) sends it: promoted and reported here, under the ceiling too. The view
+ * returned is this step's with it in place, or the view itself.
+ */
+export async function sendCatchUp(engine: Engine, view: StepView, model: Model): Promise<StepView> {
+  const { digests, threadDigest } = view;
+  if (!engine.settings.auto || digests === undefined || threadDigest === undefined) return view;
+  const from = coveredUpTo(view);
+  const end = liveStart(view.conversation);
+  const eligible = async (ref: { length: number; digest: string }) => ref.length > from && ref.length <= end && (await covers(view, ref));
+  let found: StoredCheckpoint | undefined;
+  for (const entry of engine.preparing.peek(threadDigest)?.entries ?? []) {
+    if (!entry.catchUp || !entry.settled || !(await eligible(entry))) continue;
+    const made = await entry.made;
+    if (made !== undefined && (found === undefined || made.length > found.length)) found = made;
+  }
+  for (const ref of view.thread?.prepared ?? []) {
+    if (ref.catchUp !== true || (found !== undefined && ref.length <= found.length) || !(await eligible(ref))) continue;
+    const made = await engine.keeper.checkpoint(ref.digest, ref.length, view.budget);
+    if (made !== undefined) found = made;
+  }
+  if (found === undefined || !readableBy(found, modelKey(model))) return view;
+  if (totalSize(withCheckpoint(view, found)) >= totalSize(view)) return view;
+  return sendPrepared(engine, view, found);
+}
+
+/** Steps of a conversation remembered for its pace. */
+const PACE_STEPS = 8;
+
+/**
+ * How fast this conversation has been growing, as this instance served its recent steps: the most
+ * it grew in one step and the shortest time between two (`undefined` when this conversation does
+ * not extend the step before); records this step.
+ */
+function stepPace(engine: Engine, threadDigest: string, length: number, size: number): { growth: number; interval: number } | undefined {
+  const now = Date.now();
+  const before = engine.stepTimes.get(threadDigest);
+  const extends_ = before !== undefined && before.length < length;
+  const growths = extends_ ? [size - before.size, ...before.growths].slice(0, PACE_STEPS) : [];
+  const intervals = extends_ ? [now - before.at, ...before.intervals].slice(0, PACE_STEPS) : [];
+  engine.stepTimes.set(threadDigest, { at: now, length, size, growths, intervals });
+  return extends_ ? { growth: Math.max(...growths), interval: Math.min(...intervals) } : undefined;
+}
+
+/** The longest of the recent summaries this model's compactions took here, or `undefined` before one was measured. */
+function longestSummary(engine: Engine, model: Model): number | undefined {
+  const times = engine.summaryTimes.get(writerOf(engine, model));
+  return times === undefined || times.length === 0 ? undefined : Math.max(...times);
+}
+
+/**
+ * Compacts a step that is due. An auto compaction first looks for a checkpoint prepared for a
+ * prefix of this conversation: the step sends it at once when the prompt with it fits under the
+ * ceiling (the longest ready one; one still being written is waited for only when none is);
+ * otherwise it compacts now from it. Without one it compacts as usual.
  */
 export async function compactAtCeiling(engine: Engine, view: StepView, model: Model, plan: Plan & { reason: 'auto' | 'manual' }): Promise<StepView> {
   const prepared = plan.reason === 'auto' && plan.limit !== undefined ? await findPrepared(engine, view, model, plan.limit) : undefined;
   if (prepared === undefined) return compactBeforeStep(engine, view, model, plan);
-  const placed = withCheckpoint(view, prepared);
-  if (totalSize(placed) < plan.limit!) return sendPrepared(engine, view, prepared);
+  let checkpoint = prepared.ready;
+  if (checkpoint === undefined && prepared.pending.length > 0) {
+    // With clearing on, a step that would wait for the rest of a summary clears instead when that
+    // alone brings it under the ceiling; the summary is sent at the next compaction point.
+    const end = liveStart(view.conversation);
+    const cleared = await clearFirst(engine, { view, reason: 'auto', model, limit: plan.limit, target: undefined, end, instead: true });
+    if (cleared !== undefined) return cleared;
+    checkpoint = await firstReadable(prepared.pending, model);
+  }
+  checkpoint ??= prepared.tooLarge;
+  if (checkpoint === undefined) return compactBeforeStep(engine, view, model, plan);
+  const placed = withCheckpoint(view, checkpoint);
+  if (totalSize(placed) < plan.limit!) return sendPrepared(engine, view, checkpoint);
   // Made from it, the new checkpoint is what goes out: the prepared one's cost is reported on its record.
-  const step = await compactBeforeStep(engine, placed, model, { ...plan, carried: prepared.usage });
+  const step = await compactBeforeStep(engine, placed, model, { ...plan, carried: checkpoint.usage });
   // The compaction from it failed and the step goes out with the prepared checkpoint: it is sent now.
-  return step === placed ? sendPrepared(engine, view, prepared) : step;
+  return step === placed ? sendPrepared(engine, view, checkpoint) : step;
 }
 
 /**
@@ -153,14 +325,28 @@ function threadOf(engine: Engine, threadDigest: string): PreparingThread {
  * costs one background request, not one per step), or by any instance sharing the store (listed,
  * or under another instance's lease: docs/stores.md).
  */
-async function alreadyPrepared(engine: Engine, view: StepView, entries: Preparing[], from: number, end: number): Promise<boolean> {
+async function alreadyPrepared(engine: Engine, view: StepView, entries: Preparing[], from: number, end: number, whole: boolean): Promise<boolean> {
+  // One of the whole conversation is prepared once a checkpoint, whatever was prepared at the band:
+  // it is the one the next step sends.
   for (const entry of entries) {
-    if (entry.length > from && (await covers(view, entry))) return true;
+    if (entry.length > from && (!whole || entry.whole) && (await covers(view, entry))) return true;
   }
+  const through = whole ? liveStart(view.conversation) : from + 1;
   for (const ref of [...(view.thread?.prepared ?? []), ...liveLeases(view.thread, engine.keeper.owner)]) {
-    if (ref.length > from && ref.length <= end && (await covers(view, ref))) return true;
+    if (ref.length >= through && ref.length <= end && (await covers(view, ref))) return true;
   }
   return false;
+}
+
+/** The longest checkpoint this instance prepared and has ready for a prefix of this conversation within `(from, end)`. */
+async function readyPrepared(view: StepView, entries: Preparing[], from: number, end: number): Promise<StoredCheckpoint | undefined> {
+  let found: StoredCheckpoint | undefined;
+  for (const entry of entries) {
+    if (!entry.settled || entry.length <= from || entry.length >= end || (found !== undefined && entry.length <= found.length) || !(await covers(view, entry))) continue;
+    const made = await entry.made;
+    if (made !== undefined) found = made;
+  }
+  return found;
 }
 
 /** Whether `ref` names a prefix of this step's conversation. */
@@ -168,32 +354,53 @@ async function covers(view: StepView, ref: { length: number; digest: string }): 
   return ref.length <= view.conversation.length && (await view.digests!.of(ref.length)) === ref.digest;
 }
 
+/** A checkpoint prepared ahead for a prefix of this conversation: ready, or still being written. */
+interface Candidate {
+  length: number;
+  ready: boolean;
+  get: () => Promise<StoredCheckpoint | undefined>;
+}
+
 /**
- * The longest checkpoint prepared for a prefix of this conversation, past its checkpoint and
- * before its live part, that this model reads. One still being prepared by this instance, or by
- * another under its lease, is waited for (the wait is shorter than a summary of its own, and its
- * request was a cache hit), unless the prompt could not fit under the ceiling with it anyway.
+ * The checkpoints prepared for a prefix of this conversation, past its checkpoint and before its
+ * live part: the longest one ready, that this model reads, with which the prompt fits under the
+ * ceiling (sent with no wait); those still being written, by this instance or by another under its
+ * lease, with which it could fit, longest first (the step waits only for the rest of a summary
+ * already being written); and the longest one ready that does not fit (the step compacts from it).
  */
-async function findPrepared(engine: Engine, view: StepView, model: Model, limit: number): Promise<StoredCheckpoint | undefined> {
+async function findPrepared(engine: Engine, view: StepView, model: Model, limit: number): Promise<{ ready?: StoredCheckpoint; pending: Candidate[]; tooLarge?: StoredCheckpoint } | undefined> {
   const { digests, threadDigest } = view;
   if (digests === undefined || threadDigest === undefined) return undefined;
   const from = coveredUpTo(view);
   const end = liveStart(view.conversation);
   const eligible = async (ref: { length: number; digest: string }) => ref.length > from && ref.length <= end && (await covers(view, ref));
-  const candidates: { length: number; get: () => Promise<StoredCheckpoint | undefined> }[] = [];
+  const candidates: Candidate[] = [];
   for (const entry of engine.preparing.peek(threadDigest)?.entries ?? []) {
     if (!(await eligible(entry))) continue;
-    if (!entry.settled && !couldFit(view, entry.length, limit)) continue;
-    candidates.push({ length: entry.length, get: () => untilAborted(entry.made, view.params.abortSignal) });
+    if (!entry.settled && !couldFit(engine, view, entry.length, limit)) continue;
+    candidates.push({ length: entry.length, ready: entry.settled, get: () => untilAborted(entry.made, view.params.abortSignal) });
   }
   for (const ref of view.thread?.prepared ?? []) {
-    if (await eligible(ref)) candidates.push({ length: ref.length, get: () => engine.keeper.checkpoint(ref.digest, ref.length, view.budget) });
+    if (await eligible(ref)) candidates.push({ length: ref.length, ready: true, get: () => engine.keeper.checkpoint(ref.digest, ref.length, view.budget) });
   }
   // Being written by another instance (its lease): waited for like one of this instance's own.
   for (const held of liveLeases(view.thread, engine.keeper.owner)) {
-    if ((await eligible(held)) && couldFit(view, held.length, limit)) candidates.push({ length: held.length, get: () => awaitLease(engine, view, held, writerOf(engine, model)) });
+    if ((await eligible(held)) && couldFit(engine, view, held.length, limit)) candidates.push({ length: held.length, ready: false, get: () => awaitLease(engine, view, held, writerOf(engine, model)) });
   }
+  if (candidates.length === 0) return undefined;
   candidates.sort((a, b) => b.length - a.length);
+  let tooLarge: StoredCheckpoint | undefined;
+  for (const candidate of candidates.filter((each) => each.ready)) {
+    const checkpoint = await candidate.get();
+    if (checkpoint === undefined || !readableBy(checkpoint, modelKey(model))) continue;
+    if (totalSize(withCheckpoint(view, checkpoint)) < limit) return { ready: checkpoint, pending: [] };
+    tooLarge ??= checkpoint;
+  }
+  return { pending: candidates.filter((each) => !each.ready), ...(tooLarge === undefined ? {} : { tooLarge }) };
+}
+
+/** The first of `candidates` that comes out as a checkpoint this model reads, waiting for each in turn. */
+async function firstReadable(candidates: Candidate[], model: Model): Promise<StoredCheckpoint | undefined> {
   for (const candidate of candidates) {
     const checkpoint = await candidate.get();
     if (checkpoint !== undefined && readableBy(checkpoint, modelKey(model))) return checkpoint;
@@ -202,7 +409,7 @@ async function findPrepared(engine: Engine, view: StepView, model: Model, limit:
 }
 
 /** Whether the prompt could fit under the ceiling with a checkpoint covering `length` messages: what goes out after it does. */
-function couldFit(view: StepView, length: number, limit: number): boolean {
-  const after = afterCheckpoint(view.conversation, length, Math.max(0, Math.floor(limit / 4)));
+function couldFit(engine: Engine, view: StepView, length: number, limit: number): boolean {
+  const after = afterCheckpoint(view.conversation, length, planOf(engine, view, limit).budget?.step);
   return estimatePrompt([...view.system, ...after], view.params.tools, view.estimator) < limit;
 }

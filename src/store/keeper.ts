@@ -218,11 +218,17 @@ export class Keeper {
    * Stores a checkpoint prepared ahead (SPEC 14) and lists it among its thread's prepared ones, not
    * among the checkpoints steps find: it is held back until a step at the ceiling promotes it.
    */
-  async savePrepared(threadDigest: string, checkpoint: StoredCheckpoint, budget: StoreBudget): Promise<boolean> {
+  async savePrepared(threadDigest: string, checkpoint: StoredCheckpoint, budget: StoreBudget, catchUp = false): Promise<boolean> {
     this.cache(checkpoint);
     const written = await this.write(checkpointKey(checkpoint.digest), JSON.stringify(checkpoint), budget);
     if (!written) return false;
-    return this.updateThread(threadDigest, { prepared: [{ length: checkpoint.length, digest: checkpoint.digest }] }, budget, { attempts: VERIFIED_WRITES });
+    return this.markPrepared(threadDigest, checkpoint, budget, catchUp);
+  }
+
+  /** Lists a stored checkpoint among its thread's prepared ones; `catchUp`: the first step after it sends it (not held back). */
+  markPrepared(threadDigest: string, ref: { length: number; digest: string }, budget: StoreBudget, catchUp = false): Promise<boolean> {
+    const entry = { length: ref.length, digest: ref.digest, ...(catchUp ? { catchUp: true as const } : {}) };
+    return this.updateThread(threadDigest, { prepared: [entry] }, budget, { attempts: VERIFIED_WRITES });
   }
 
   /**

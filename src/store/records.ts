@@ -104,6 +104,11 @@ const checkpointRef = z
      * at its step left the prompt where the live part it was made for ends.
      */
     sent: z.object({ length: z.number().int().positive(), digest }).strict().optional(),
+    /**
+     * For a checkpoint prepared ahead as a catch-up (docs/design.md, "Preparing ahead"): the first
+     * step after it is ready sends it, under the ceiling too.
+     */
+    catchUp: z.literal(true).optional(),
   })
   .strict();
 

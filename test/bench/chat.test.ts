@@ -231,7 +231,7 @@ describe('a short chat through the real client', () => {
     const honest = await runChat(compacting('ai-compaction', { prepare: false }), { ...options, clock: skippingClock() });
     const amnesiac = await runChat(compacting('ai-compaction', { prepare: false }), { ...options, summaries: 'amnesiac', clock: still() });
     const bare = await runChat(noMiddleware, { ...options, clock: still() });
-    expect(honest.compactions).toBeGreaterThan(1);
+    expect(honest.compactions).toBeGreaterThanOrEqual(1);
     expect(honest.summaryRequests).toBe(honest.compactions);
     expect(honest.waited).toBe(honest.compactions);
     expect(honest.promptsAfter).toHaveLength(honest.compactions!);

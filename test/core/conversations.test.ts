@@ -140,7 +140,9 @@ describe('compaction', () => {
       expect(scripted.summaryCalls()).toHaveLength(1);
       expect(scripted.stepCalls()).toHaveLength(10);
       // The covered turn is one 9,000-token user message and its reply: the record keeps the task's
-      // first and last parts (a quarter of the 4,250-token budget) and notes the reply as summarized.
+      // first and last parts (a quarter of the most the record may take, the budget of a quarter of
+      // the room of 17,000: 4,250, so 1,062 tokens, 2,124 characters each end) and notes the reply
+      // as summarized.
       const record = `[User]: ${keepEnds(tokens(9_000), 2_124)}\n\n[1 earlier steps of this turn are summarized above]`;
       for (const call of scripted.stepCalls()) expect(call.prompt).toEqual([checkpointFor(record), user('go')]);
     });
@@ -362,17 +364,17 @@ describe('compaction', () => {
       }
       const steps = scripted.stepCalls();
       expect(steps).toHaveLength(50);
-      // 16,000 window -> ceiling 13,600. The conversation is one exchange (a single user message, then
-      // tool calls and results). Each compaction covers all but the newest step, which stays live
-      // (3,006 tokens, under a quarter of the ceiling), and its record takes the newest 3,400 tokens
-      // (a quarter of the ceiling) of everything it covers, opening with the task. A step after a
-      // compaction is 6,000 (system) + ~3,600 (checkpoint) + 3,006 (live step) = ~12,600, under the
-      // ceiling; the next one adds 3,003 and reaches it. Steps 1-3 (6,004, 9,006, 12,009) need none;
-      // while the record fills up, steps 4, 6, 8, 10, 12 and 14 compact, then every step from 15 on:
-      // 42 summary requests, each making progress (never two in a row).
-      // A system prompt of 44 % of the ceiling leaves little room: the README says so.
+      // 16,000 window -> ceiling 13,600; the 6,000-token system prompt leaves a room of 7,600, and a
+      // compaction keeps a quarter of it, 1,900 (docs/design.md, "One budget"): the newest step stays
+      // live shortened to a quarter of the room (1,900 of its 3,006 tokens), the checkpoint takes
+      // what the budget leaves (the summary, and the task's ends in the record). A step after a
+      // compaction is then about 6,000 + 1,900 + 300 = 8,200; the next adds 3,003 (11,200, under the
+      // ceiling) and the one after reaches it. Steps 1-3 (6,004, 9,006,
+      // 12,009) need none; steps 4, 6, 8 ... 50 compact: 24 summary requests, a compaction every
+      // other step, the floor with a 3,000-token step.
       const summaries = scripted.summaryCalls().length;
-      expect(summaries).toBe(42);
+      expect(summaries).toBe(24);
+      expect(scripted.calls.map((call) => (call.summary ? 'S' : 's')).join('')).toBe(`sss${'Sss'.repeat(23)}Ss`);
       expect(log.info).toHaveLength(summaries);
       expect(log.warn).toEqual([]);
       for (const call of steps) expect(estimatePrompt(call.prompt, call.tools)).toBeLessThan(13_600);

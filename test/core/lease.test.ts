@@ -68,8 +68,12 @@ describe('the lease', () => {
     open();
     await atTheCeiling;
     await Promise.all(background);
-    expect(first.summaryCalls().length + second.summaryCalls().length).toBe(1);
+    expect(first.summaryCalls()).toHaveLength(1);
     expect(records).toEqual([expect.objectContaining({ reason: 'auto', messagesCovered: 14, prepared: true })]);
+    // Sent with all that came after it, it leaves the prompt over the budget: B prepares the
+    // catch-up, of a longer prefix (that step's whole conversation), and nothing of A's again.
+    expect(second.summaryCalls()).toHaveLength(1);
+    expect(second.summaryCalls()[0]!.prompt.length).toBe(1 + atCeiling().length - 14 + 1);
     expect(second.stepCalls()[1]!.prompt).toEqual([checkpointFor(records[0]!.record), ...atCeiling().slice(14)]);
   });
 

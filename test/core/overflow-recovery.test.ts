@@ -31,7 +31,7 @@ function overflowError(limit = 10_000, sent = 12_000) {
 }
 
 /** A provider with a real window: it rejects any step whose 4-chars estimate is over `limit`. */
-function provider(limit: number, options: { rejectSummaries?: (estimate: number, index: number) => boolean } = {}) {
+function provider(limit: number, options: { rejectSummaries?: (estimate: number, index: number) => boolean; rejectSteps?: () => boolean } = {}) {
   const steps: CallOptions[] = [];
   const summaries: CallOptions[] = [];
   let rejections = 0;
@@ -43,7 +43,7 @@ function provider(limit: number, options: { rejectSummaries?: (estimate: number,
       return 'summary' as const;
     }
     steps.push(params);
-    if (estimate > limit) {
+    if (estimate > limit || options.rejectSteps?.() === true) {
       rejections++;
       throw overflowError(limit, estimate);
     }
@@ -91,13 +91,26 @@ describe('overflow recovery', () => {
     });
 
     it("should throw the provider's own error on a second rejection", async () => {
-      const real = provider(10_000);
-      // Compaction covers the older messages, but the newest user message alone is over the window.
-      const prompt = [user(tokens(6_000)), assistant(tokens(6_000, 'a')), user(tokens(11_000, 'n'))];
+      // A provider that counts far more than the estimate: it rejects the compacted step too.
+      const real = provider(10_000, { rejectSteps: () => true });
+      const prompt = [user(tokens(6_000)), assistant(tokens(6_000, 'a')), user('next')];
       const error = await wrap(real.model, compaction()).doGenerate({ prompt }).catch((caught: unknown) => caught);
       expect(APICallError.isInstance(error)).toBe(true);
       expect((error as APICallError).statusCode).toBe(400);
       expect(real.steps).toHaveLength(2);
+      expect(real.summaries).toHaveLength(1);
+    });
+
+    it('should fail with too-large, sending nothing more, when the newest message alone is over the window', async () => {
+      // Compaction covers the older messages, but the newest user message alone (11,000) is over the
+      // window the rejection states (10,000): no step goes out over the window by the estimate.
+      const real = provider(10_000);
+      const prompt = [user(tokens(6_000)), assistant(tokens(6_000, 'a')), user(tokens(11_000, 'n'))];
+      const error = await wrap(real.model, compaction()).doGenerate({ prompt }).catch((caught: unknown) => caught);
+      expect(CompactionError.isInstance(error)).toBe(true);
+      expect((error as CompactionError).reason).toBe('too-large');
+      expect(real.steps).toHaveLength(1);
+      expect(real.summaries).toHaveLength(0);
     });
 
     it('should learn the window a rejection states and compact before the call from then on', async () => {

@@ -8,7 +8,8 @@ import { MockLanguageModel, SUMMARY, convertArrayToReadableStream, convertReadab
 import { assistant, chat, recordingLogger, textEstimate as estimate, user, wrap } from '../support/harness';
 
 // Overflow recovery rules (SPEC 7, 6.8, 11) with exact numbers worked out from the spec:
-// 4 characters a token, the record at most a quarter of the ceiling (6.4).
+// 4 characters a token; a compaction keeps a quarter of the room (the ceiling less the system
+// prompt and tools), the record what the live part, the summary and the checkpoint's wrapper leave.
 
 const text = (count: number, letter: string) => letter.repeat(count * 4);
 
@@ -52,28 +53,29 @@ function model(reject: (stepIndex: number, params: CallOptions) => unknown) {
 describe('overflow recovery rules', () => {
   describe('wrapGenerate', () => {
     it('should aim the compaction at 85 % of the rejected size when the error states no limit', async () => {
-      // Six exchanges; the newest two are sized so that the record differs between a target of
+      // Six exchanges; the newest two are sized so that the record differs between a ceiling of
       // 85 % of the prompt's size and one a little larger (or smaller).
       const conversation: Message[] = [];
       for (let index = 0; index < 4; index++) {
-        conversation.push(user(text(100, String.fromCharCode(97 + index))), assistant(String.fromCharCode(65 + index).repeat(15_350)));
+        conversation.push(user(text(100, String.fromCharCode(97 + index))), assistant(String.fromCharCode(65 + index).repeat(11_279)));
       }
-      conversation.push(user('mmmm'), assistant(text(20, 'M')), user(text(100, 'n')), assistant(text(4_129, 'N')), user('go on'));
+      conversation.push(user('mmmm'), assistant(text(20, 'M')), user(text(100, 'n')), assistant(text(8_200, 'N')), user('go on'));
 
       // S = 80,005 characters / 4 = 20,001 tokens. No window is configured, so the rejected size
-      // stands for it: the ceiling is 20,001 - 3,000 (15 %) = 17,001, within 85 % of S, and the
-      // record takes at most a quarter of it: 4,250.
+      // stands for it: the ceiling is 20,001 - 3,000 (15 %) = 17,001, within 85 % of S. The summary
+      // request of a rejected prompt cannot carry the whole conversation, so the record may take up
+      // to the most a compaction keeps, half the ceiling, 8,500: less the live turn ('go on', 1), the
+      // summary (113) and the checkpoint's wrapper (61), 8,325.
       const size = estimate(conversation);
       expect(size).toBe(20_001);
       expect(ceiling(size, undefined)).toBe(17_001);
-      const budget = Math.floor(ceiling(size, undefined) / 4);
-      expect(budget).toBe(4_250);
-      const newest = `[User]: ${text(100, 'n')}\n\n[Assistant]: ${text(4_129, 'N')}`;
+      expect(Math.floor(ceiling(size, undefined) / 2) - 1 - Math.round(SUMMARY.length / 4) - 61).toBe(8_325);
+      const newest = `[User]: ${text(100, 'n')}\n\n[Assistant]: ${text(8_200, 'N')}`;
       const newestTwo = `[User]: mmmm\n\n[Assistant]: ${text(20, 'M')}\n\n${newest}`;
-      // The newest exchange (4,235 tokens) fits the budget; the newest two (4,262) do not: a factor
-      // other than 0.85 by more than half a percent (or 1.0: a budget of 5,000) changes the record.
-      expect(Math.round(newest.length / 4)).toBe(4_235);
-      expect(Math.round(newestTwo.length / 4)).toBe(4_262);
+      // The newest exchange (8,306 tokens) fits; the newest two (8,333) do not: a window other than
+      // the rejected size by more than half a percent changes the record.
+      expect(Math.round(newest.length / 4)).toBe(8_306);
+      expect(Math.round(newestTwo.length / 4)).toBe(8_333);
 
       const { mock, calls } = model((index) => (index === 0 ? bedrockOverflow() : undefined));
       // No window: nothing compacts on its own, only the rejection does.
@@ -85,10 +87,12 @@ describe('overflow recovery rules', () => {
       expect(calls.at(-1)!.prompt).toEqual([checkpointMessage(SUMMARY, newest), user('go on')]);
     });
 
-    it('should keep the record within a quarter of the ceiling, not of the 85 % target (6.4)', async () => {
-      // Window 32,000: ceiling 16,000, so at most 4,000 tokens of record. 30 exchanges of two
-      // 750-token messages (~45,000 tokens) are rejected; 85 % of that is over 38,000, whose
-      // quarter would let five exchanges into the record. A quarter of the ceiling holds two.
+    it('should keep the record within the budget of the ceiling, not of the 85 % target', async () => {
+      // Window 32,000: ceiling 16,000; the summary request of the rejected prompt cannot carry it
+      // whole, so the record may take up to half of it, 8,000 tokens: less the live turn (1), the
+      // summary (113) and the wrapper (61), 7,825. 30 exchanges of two 750-token messages (~45,000
+      // tokens) are rejected; 85 % of that is over 38,000, whose ceiling (over 22,000) would let
+      // seven exchanges in. The ceiling's holds five.
       const conversation: Message[] = [];
       for (let index = 0; index < 30; index++) conversation.push(user(text(750, 'q')), assistant(text(750, 'r')));
       conversation.push(user('go on'));
@@ -104,9 +108,9 @@ describe('overflow recovery rules', () => {
       await wrap(mock, middleware).doGenerate({ prompt: conversation });
 
       const exchange = `[User]: ${text(750, 'q')}\n\n[Assistant]: ${text(750, 'r')}`;
-      // Two exchanges are 3,012 tokens as lines, three 4,518.
+      // Five exchanges are 7,531 tokens as lines, six 9,037.
       expect(Math.round(exchange.length / 4)).toBe(1_506);
-      expect(middleware.last()).toMatchObject({ reason: 'overflow', messagesCovered: 60, record: `${exchange}\n\n${exchange}` });
+      expect(middleware.last()).toMatchObject({ reason: 'overflow', messagesCovered: 60, record: Array.from({ length: 5 }, () => exchange).join('\n\n') });
       expect(calls.map((call) => (call.summary ? 'summary' : call.rejected ? 'rejected' : 'step'))).toEqual(['rejected', 'summary', 'step']);
     });
 

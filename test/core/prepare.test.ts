@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { APICallError, generateText, stepCountIs, wrapLanguageModel } from 'ai';
 import { type CompactionRecord, compaction, compactionOf, memoryStore } from '../../src';
 import { checkpointText } from '../../src/checkpoint/message';
@@ -159,12 +159,23 @@ describe('prepare (SPEC 14)', () => {
       // reports the summary request's estimate as its input tokens, and 200 output tokens.
       expect(record.usage).toMatchObject({ requests: 1, inputTokens: estimatePrompt(scripted.summaryCalls()[0]!.prompt), outputTokens: 200 });
 
-      // From then on it is found like any checkpoint, and reported no more.
+      // With all that came after it live (4,500 tokens and more) the prompt is over the budget of a
+      // quarter of the room (4,250): a catch-up of this step's whole conversation was prepared beside
+      // it, and the next step, under the ceiling, sends it.
+      await settled();
+      expect(scripted.summaryCalls()).toHaveLength(2);
+      expect(scripted.summaryCalls()[1]!.prompt).toEqual([checkpointOf(record), ...conversation.slice(14), expect.objectContaining({ role: 'user' })]);
       const next = [...conversation, assistant('done'), user('thanks')];
       await wrapped.doGenerate({ prompt: next });
-      expect(scripted.stepCalls()[3]!.prompt).toEqual([checkpointOf(record), ...next.slice(14)]);
-      expect(records).toHaveLength(1);
-      expect(scripted.summaryCalls()).toHaveLength(1);
+      expect(records).toHaveLength(2);
+      expect(records[1]).toMatchObject({ reason: 'auto', messagesCovered: conversation.length, prepared: true });
+      expect(scripted.stepCalls()[3]!.prompt).toEqual([checkpointOf(records[1]!), ...next.slice(conversation.length)]);
+      // From then on it is found like any checkpoint, and reported no more.
+      const after = [...next, assistant('ok'), user('bye')];
+      await wrapped.doGenerate({ prompt: after });
+      expect(scripted.stepCalls()[4]!.prompt).toEqual([checkpointOf(records[1]!), ...after.slice(conversation.length)]);
+      expect(records).toHaveLength(2);
+      expect(scripted.summaryCalls()).toHaveLength(2);
     });
 
     it('should send it under streaming too, with the metadata on the finish part', async () => {
@@ -238,8 +249,11 @@ describe('prepare (SPEC 14)', () => {
       summary.open();
       await step;
       await settled();
-      expect(scripted.summaryCalls()).toHaveLength(1);
+      // No second summary at the ceiling; the one after it is the catch-up of that step's whole
+      // conversation (the prompt with the first is over the budget), prepared beside it.
       expect(records).toEqual([expect.objectContaining({ messagesCovered: 14, prepared: true })]);
+      expect(scripted.summaryCalls()).toHaveLength(2);
+      expect(scripted.summaryCalls()[1]!.prompt).toEqual([checkpointOf(records[0]!), ...atCeiling().slice(14), expect.objectContaining({ role: 'user' })]);
     });
 
     it('should compact on the spot, not wait, when the prompt could not fit with the one being prepared', async () => {
@@ -255,6 +269,73 @@ describe('prepare (SPEC 14)', () => {
       expect(records).toEqual([expect.objectContaining({ messagesCovered: 18 })]);
       summary.open();
       await settled();
+    });
+  });
+
+  describe('a catch-up', () => {
+    /** band() prepared, then atCeiling() sends it with a tail over the budget; the catch-up's summary (the second) waits for `second`. */
+    async function sentWithTail(second: () => Promise<unknown>, options: Parameters<typeof compaction>[0] = {}) {
+      const scripted = scriptedModel({ summary: (_prompt, index) => (index === 1 ? second() : undefined) });
+      const instance = collecting(options);
+      const wrapped = wrap(scripted.model, instance.middleware);
+      await wrapped.doGenerate({ prompt: band() });
+      await instance.settled();
+      const conversation = atCeiling();
+      await wrapped.doGenerate({ prompt: conversation });
+      return { scripted, ...instance, wrapped, conversation };
+    }
+
+    it('should be written in the background: the steps until it is ready send the first checkpoint and what came after it, without waiting', async () => {
+      const summary = gate();
+      const { scripted, records, wrapped, conversation, settled } = await sentWithTail(() => summary.opened.then(() => textResult(SUMMARY, 100, 200)));
+      expect(records).toHaveLength(1);
+      // its request goes out in the background, after the step
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(scripted.summaryCalls()).toHaveLength(2);
+      // Two more steps while the catch-up is still being written: neither waits, neither starts another.
+      const first = [...conversation, assistant('one'), user('two')];
+      await wrapped.doGenerate({ prompt: first });
+      const second = [...first, assistant('three'), user('four')];
+      await wrapped.doGenerate({ prompt: second });
+      expect(scripted.stepCalls()).toHaveLength(4);
+      expect(scripted.stepCalls()[3]!.prompt).toEqual([checkpointOf(records[0]!), ...second.slice(14)]);
+      expect(scripted.summaryCalls()).toHaveLength(2);
+      expect(records).toHaveLength(1);
+      // Ready: the first step after it sends it, covering the conversation of the step that started it.
+      summary.open();
+      await settled();
+      const third = [...second, assistant('five'), user('six')];
+      await wrapped.doGenerate({ prompt: third });
+      expect(records).toHaveLength(2);
+      expect(records[1]).toMatchObject({ messagesCovered: conversation.length, prepared: true });
+      expect(scripted.stepCalls()[4]!.prompt).toEqual([checkpointOf(records[1]!), ...third.slice(conversation.length)]);
+      expect(estimatePrompt(scripted.stepCalls()[4]!.prompt)).toBeLessThan(estimatePrompt(scripted.stepCalls()[3]!.prompt));
+      expect(scripted.summaryCalls()).toHaveLength(2);
+    });
+
+    it('should change nothing when it fails: the first checkpoint stays in force, and nothing waits', async () => {
+      const log = recordingLogger();
+      const { scripted, records, wrapped, conversation, settled, middleware } = await sentWithTail(() => Promise.reject(new Error('summarizer down')), { logger: log.logger });
+      await settled();
+      expect(log.warn.some((line) => /preparing the next checkpoint in the background failed/.test(line))).toBe(true);
+      const next = [...conversation, assistant('one'), user('two')];
+      await wrapped.doGenerate({ prompt: next });
+      expect(records).toHaveLength(1);
+      expect(middleware.last()).toEqual(records[0]);
+      expect(scripted.stepCalls()[2]!.prompt).toEqual([checkpointOf(records[0]!), ...next.slice(14)]);
+    });
+
+    it('should be held in state() as prepared, so that an instance continuing from it sends it', async () => {
+      const { records, settled, middleware, conversation } = await sentWithTail(() => Promise.resolve(textResult(SUMMARY, 100, 200)));
+      await settled();
+      const state = middleware.state();
+      const other = scriptedModel();
+      const continuing = collecting({ state });
+      const next = [...conversation, assistant('one'), user('two')];
+      await wrap(other.model, continuing.middleware).doGenerate({ prompt: next });
+      expect(other.summaryCalls()).toHaveLength(0);
+      expect(continuing.records).toEqual([expect.objectContaining({ messagesCovered: conversation.length, prepared: true })]);
+      expect(records).toHaveLength(1);
     });
   });
 
@@ -424,18 +505,22 @@ describe('prepare (SPEC 14)', () => {
       conversation = atCeiling();
       await wrapped.doGenerate({ prompt: conversation });
       expect(records).toHaveLength(1);
-      // Grow until the prompt with the checkpoint is in the band again.
+      // Over the budget with it, that step prepared the catch-up; the next step sends it.
+      expect(background).toHaveLength(2);
+      await settled();
+      // Grow until the prompt with the catch-up is in the band again.
       let index = 0;
-      while (background.length < 2 && index < 20) {
+      while (background.length < 3 && index < 20) {
         conversation = [...conversation, assistant(tokens(1_000, 'e')), user(`more ${index++}`)];
         await wrapped.doGenerate({ prompt: conversation });
         await settled();
       }
-      expect(background).toHaveLength(2);
-      expect(scripted.summaryCalls()).toHaveLength(2);
+      expect(records).toHaveLength(2);
+      expect(background).toHaveLength(3);
+      expect(scripted.summaryCalls()).toHaveLength(3);
       // Its summary request updates the checkpoint in force, the prefix the step itself sent.
-      const request = scripted.summaryCalls()[1]!.prompt;
-      expect(request[0]).toEqual(checkpointOf(records[0]!));
+      const request = scripted.summaryCalls()[2]!.prompt;
+      expect(request[0]).toEqual(checkpointOf(records[1]!));
       expect(textOf(request[request.length - 1])).toBe(UPDATE_PROMPT);
       const sent = scripted.stepCalls()[scripted.stepCalls().length - 1]!.prompt;
       expect(request.slice(0, -1)).toEqual(sent.slice(0, -1));
@@ -454,8 +539,8 @@ describe('prepare (SPEC 14)', () => {
      * tokens (a call and a 200-token result). `instanceOf(index)` serves step `index`. Returns the
      * size each step went out with, and whether it started a background compaction or compacted.
      */
-    async function toolLoop(count: number, systemTokens: number, instanceOf: (index: number) => ReturnType<typeof collecting>): Promise<{ steps: LoopStep[]; conversation: Message[] }> {
-      const scripted = toolCallingModel();
+    async function toolLoop(count: number, systemTokens: number, instanceOf: (index: number) => ReturnType<typeof collecting>, counted = false): Promise<{ steps: LoopStep[]; conversation: Message[] }> {
+      const scripted = toolCallingModel({ counted });
       const big: Message = { role: 'system', content: tokens(systemTokens, 's') };
       const conversation: Message[] = [user('Fix the build.')];
       const steps: LoopStep[] = [];
@@ -487,71 +572,78 @@ describe('prepare (SPEC 14)', () => {
       return checked;
     }
 
+    const preparedAt = (steps: LoopStep[]) => steps.map((each, index) => (each.prepared ? index : -1)).filter((index) => index >= 0);
+    const compactedAt = (steps: LoopStep[]) => steps.map((each, index) => (each.compacted ? index : -1)).filter((index) => index >= 0);
+
     it('should prepare the next checkpoint only halfway from where that compaction left the prompt to the ceiling', async () => {
-      // With an 8,000-token system prompt a compaction leaves the prompt over 13,600 (prepare x the
-      // 17,000 ceiling) whenever its checkpoint was prepared a few steps before the ceiling.
+      // A 13,000-token system prompt leaves a room of 4,000, and with no provider counts the summary
+      // request cannot carry the whole conversation: the record takes up to half the room, and every
+      // compaction leaves the prompt at 14,892, over 13,600 (prepare x the 17,000 ceiling). Each step
+      // adds 203.
       const instance = collecting();
-      const { steps } = await toolLoop(80, 8_000, () => instance);
-      // Step 28 (13,678) prepares; step 45 sends that checkpoint: 15,903 tokens, in the band already.
-      // Halfway to the ceiling is 16,451.5: steps 46 (16,106) and 47 (16,308) prepare nothing, step
-      // 48 (16,511) prepares, and step 51 sends that one: 13,065 tokens, under the band again.
-      expect(steps.map((each, index) => (each.prepared ? index : -1)).filter((index) => index >= 0).slice(0, 3)).toEqual([28, 48, 54]);
-      expect(steps[45]).toEqual({ size: 15_903, prepared: false, compacted: true });
-      expect(steps.slice(46, 49)).toEqual([
-        { size: 16_106, prepared: false, compacted: false },
-        { size: 16_308, prepared: false, compacted: false },
-        { size: 16_511, prepared: true, compacted: false },
-      ]);
-      expect(steps[51]).toEqual({ size: 13_065, prepared: false, compacted: true });
-      expect(expectHalfway(steps)).toBeGreaterThanOrEqual(2);
-      // Every checkpoint prepared was sent, but possibly the newest (the loop ended first).
-      expect(instance.background.length - instance.records.filter((record) => record.prepared === true).length).toBeLessThanOrEqual(1);
+      const { steps } = await toolLoop(80, 13_000, () => instance);
+      // Step 3 (13,611) prepares at the band; step 19 (16,853: the next step reaches the ceiling)
+      // prepares the next step's compaction, which step 20 sends: 14,892, in the band already.
+      // Halfway to the ceiling is 15,946: steps 21 to 25 (15,095 to 15,906) prepare nothing, step 26
+      // (16,108) prepares, step 30 prepares the next step's, step 31 sends it. And so on.
+      expect(preparedAt(steps)).toEqual([3, 19, 26, 30, 37, 41, 48, 52, 59, 63, 70, 74]);
+      expect(compactedAt(steps)).toEqual([20, 31, 42, 53, 64, 75]);
+      expect(steps[20]).toEqual({ size: 14_892, prepared: false, compacted: true });
+      expect(steps.slice(21, 26).map((each) => each.size)).toEqual([15_095, 15_297, 15_500, 15_703, 15_906]);
+      expect(steps[26]).toEqual({ size: 16_108, prepared: true, compacted: false });
+      expect(expectHalfway(steps)).toBe(6);
+      // Every compaction sent the next step's, prepared one step ahead, none the one of the band.
+      expect(instance.records.map((record) => record.messagesCovered)).toEqual([39, 61, 83, 105, 127, 149]);
+      for (const record of instance.records) expect(record.prepared).toBe(true);
     });
 
     it('should find where a prepared checkpoint left the prompt on every instance: a fresh instance per step prepares where one instance does', async () => {
-      // The loop of the test above, each step served by a new instance sharing one store: the
-      // thread names the conversation of the step that first sent each prepared checkpoint.
+      // The loop of the test above with the provider's counts, each step served by a new instance
+      // sharing one store: the thread names the conversation of the step that first sent each
+      // prepared checkpoint, and the count of the step before gives the growth.
+      const one = collecting();
+      const single = await toolLoop(80, 13_000, () => one, true);
       const store = memoryStore();
-      const instances: ReturnType<typeof collecting>[] = [];
-      const { steps } = await toolLoop(80, 8_000, () => {
-        const instance = collecting({ store });
-        instances.push(instance);
-        return instance;
-      });
-      expect(steps.map((each, index) => (each.prepared ? index : -1)).filter((index) => index >= 0).slice(0, 3)).toEqual([28, 48, 54]);
-      expect(steps[45]).toEqual({ size: 15_903, prepared: false, compacted: true });
-      expect(expectHalfway(steps)).toBeGreaterThanOrEqual(2);
+      const fresh = await toolLoop(80, 13_000, () => collecting({ store }), true);
+      expect(preparedAt(fresh.steps)).toEqual(preparedAt(single.steps));
+      expect(compactedAt(fresh.steps)).toEqual(compactedAt(single.steps));
+      expect(preparedAt(fresh.steps)).toEqual(preparedAt(single.steps));
+      expect(preparedAt(fresh.steps).length).toBeGreaterThanOrEqual(8);
+      expect(expectHalfway(fresh.steps)).toBeGreaterThanOrEqual(4);
     });
 
     it('should not take where the compaction left the prompt from a step this conversation does not extend (a branch)', async () => {
-      const instance = collecting();
-      const { steps, conversation } = await toolLoop(46, 8_000, () => instance);
-      // Step 45 (91 messages) sent the checkpoint prepared at step 28 (covering 55 messages).
-      expect(steps[45]!.compacted).toBe(true);
-      expect(instance.records[0]).toMatchObject({ prepared: true, messagesCovered: 55 });
-      const before = instance.background.length;
-      // A branch of the first 71 messages and a 2,500-token step of its own shares that checkpoint
-      // and is in the band. The step that sent it is not in this branch, so where the compaction
-      // left the prompt is taken from the checkpoint's own live part: it prepares.
+      // A fresh instance a step, no counts: nothing tells the next step's growth, so the step at the
+      // ceiling sends the checkpoint prepared at the band. Step 28 prepared it (55 messages); step 45
+      // (91 messages) sent it, and prepared the catch-up (its whole conversation), which step 46 sent.
+      const store = memoryStore();
+      const { steps, conversation } = await toolLoop(46, 8_000, () => collecting({ store }));
+      expect(preparedAt(steps)).toEqual([28, 45]);
+      expect(compactedAt(steps)).toEqual([45]);
+      // A branch of the first 71 messages and a 2,500-token step of its own shares the first
+      // checkpoint and is in the band. The step that sent it is not in this branch, so where the
+      // compaction left the prompt is taken from the checkpoint's own live part: it prepares.
+      const instance = collecting({ store });
       const branch: Message[] = [...conversation.slice(0, 71), toolCall('b1', 'run', { n: 'b' }), toolResult('b1', 'run', tokens(2_500, 'b'))];
       const scripted = scriptedModel();
       await wrap(scripted.model, instance.middleware).doGenerate({ prompt: [{ role: 'system', content: tokens(8_000, 's') }, ...branch] });
       await instance.settled();
       const sent = scripted.stepCalls()[0]!.prompt;
-      expect(sent[1]).toEqual(checkpointOf(instance.records[0]!));
+      expect(textOf(sent[1]!).startsWith('<conversation-checkpoint>')).toBe(true);
+      expect(sent.slice(2)).toEqual(branch.slice(55));
       expect(estimatePrompt(sent)).toBeGreaterThanOrEqual(13_600);
-      expect(instance.background.length).toBe(before + 1);
+      expect(instance.background).toHaveLength(1);
     });
 
     it('should find where the compaction left the prompt on another instance, from the live part its checkpoint was made for', async () => {
-      // One instance compacts at the ceiling and waits for it (prepare: false): with a 10,000-token
+      // One instance compacts at the ceiling and waits for it (prepare: false): with a 13,000-token
       // system prompt that leaves the prompt in the band. The next steps go to another instance
       // sharing the store, which never saw that step.
       const store = memoryStore();
       const first = collecting({ store, prepare: false });
       const second = collecting({ store });
       let handedOver = -1;
-      const { steps } = await toolLoop(60, 10_000, (index) => {
+      const { steps } = await toolLoop(60, 13_000, (index) => {
         if (handedOver < 0 && first.records.length > 0) handedOver = index;
         return handedOver < 0 ? first : second;
       });
@@ -569,7 +661,7 @@ describe('prepare (SPEC 14)', () => {
       // The same loop with a 2,000-token system prompt: every compaction leaves the prompt under 13,600.
       const instance = collecting();
       const { steps } = await toolLoop(120, 2_000, () => instance);
-      expect(instance.records.length).toBeGreaterThanOrEqual(2);
+      expect(instance.records.length).toBeGreaterThanOrEqual(1);
       for (const [index, each] of steps.entries()) {
         if (each.compacted) expect(each.size).toBeLessThan(13_600);
         // The first step at or over 13,600 after each compaction (or from the start) prepares.
@@ -577,6 +669,56 @@ describe('prepare (SPEC 14)', () => {
         if (previous !== undefined && each.size >= 13_600 && previous.size < 13_600) expect(each.prepared).toBe(true);
         if (each.prepared) expect(each.size).toBeGreaterThanOrEqual(13_600);
       }
+    });
+  });
+
+  describe('timed to the summary', () => {
+    afterEach(() => vi.useRealTimers());
+
+    /**
+     * A chat in the 20,000-token window: each turn adds 600 tokens, `gap` ms after the one before;
+     * each summary takes 2 s (the clock is moved while it is written). Returns the sizes at which a
+     * background compaction was started, after the first compaction (whose summary is measured).
+     */
+    async function paced(gap: number): Promise<{ startedAt: number[]; compacted: number }> {
+      vi.useFakeTimers({ toFake: ['Date'] });
+      const scripted = scriptedModel({
+        summary: (prompt) => {
+          vi.setSystemTime(Date.now() + 2_000);
+          return textResult(SUMMARY, estimatePrompt(prompt), 200);
+        },
+      });
+      const { middleware, background, settled, records } = collecting();
+      const wrapped = wrap(scripted.model, middleware);
+      let conversation: Message[] = [];
+      const startedAt: number[] = [];
+      for (let turn = 0; turn < 80; turn++) {
+        vi.setSystemTime(Date.now() + gap);
+        conversation = [...conversation, user(`${turn} ${tokens(299)}`)];
+        const before = background.length;
+        await wrapped.doGenerate({ prompt: conversation });
+        await settled();
+        const sent = scripted.stepCalls().at(-1)!.prompt;
+        if (records.length > 0 && background.length > before) startedAt.push(estimatePrompt(sent));
+        conversation = [...conversation, assistant(`${turn} ${tokens(299, 'a')}`)];
+      }
+      return { startedAt, compacted: records.length };
+    }
+
+    it('should start preparing at prepare x the ceiling when turns come faster than a summary is written', async () => {
+      const { startedAt, compacted } = await paced(10);
+      expect(compacted).toBeGreaterThanOrEqual(2);
+      // the band begins at 13,600: the first turn in it starts one
+      expect(startedAt.some((size) => size >= 13_600 && size < 14_300)).toBe(true);
+    });
+
+    it('should start no earlier than a summary\'s writing time (x 1.5) before the ceiling when turns come 10 s apart', async () => {
+      const { startedAt, compacted } = await paced(10_000);
+      expect(compacted).toBeGreaterThanOrEqual(2);
+      expect(startedAt.length).toBeGreaterThanOrEqual(1);
+      // 3 s before the ceiling is less than one turn: only the turn whose next one reaches the
+      // ceiling (16,400 or more) starts one, that next turn's compaction
+      for (const size of startedAt) expect(size).toBeGreaterThanOrEqual(17_000 - 600);
     });
   });
 
@@ -641,6 +783,44 @@ describe('prepare (SPEC 14)', () => {
       await wrapped.doGenerate({ prompt: toolLoop(9) });
       expect(scripted.summaryCalls()).toHaveLength(0);
       expect(records).toEqual([expect.objectContaining({ kind: 'clear' })]);
+    });
+
+    it('should clear instead of waiting at the ceiling while the prepared summary is still being written', async () => {
+      const summary = gate();
+      const scripted = scriptedModel({ summary: () => summary.opened.then(() => textResult(SUMMARY, 100, 200)) });
+      const { middleware, settled, records } = collecting({ clearToolResults: true });
+      const wrapped = wrap(scripted.model, middleware);
+      // 8,0xx tokens of words and three 2,000-token tool steps (14,1xx, in the band): clearing the old
+      // outputs (the newest ones are kept) would leave the prompt over half the ceiling, so a summary is prepared.
+      const read = (index: number, letter: string): Message[] => [toolCall(`c${index}`, 'read_file', { path: `f${index}.ts` }), toolResult(`c${index}`, 'read_file', tokens(2_000, letter))];
+      const inBand = [user(tokens(4_000, 'w')), assistant(tokens(4_000, 'v')), user('Read the files.'), ...read(0, 'p'), ...read(1, 'q'), ...read(2, 'r')];
+      await wrapped.doGenerate({ prompt: inBand });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(scripted.summaryCalls()).toHaveLength(1);
+      // At the ceiling (18,1xx) with the summary still being written: the old outputs are cleared, which
+      // brings the prompt under the ceiling; the step does not wait.
+      const atTheCeiling = [...inBand, ...read(3, 's'), ...read(4, 't')];
+      expect(estimatePrompt(atTheCeiling)).toBeGreaterThanOrEqual(17_000);
+      const step = wrapped.doGenerate({ prompt: atTheCeiling });
+      const outcome = await Promise.race([step.then(() => 'sent'), new Promise((resolve) => setTimeout(() => resolve('waiting'), 500))]);
+      expect(outcome).toBe('sent');
+      expect(records).toEqual([expect.objectContaining({ kind: 'clear' })]);
+      const sent = scripted.stepCalls()[1]!.prompt;
+      expect(estimatePrompt(sent)).toBeLessThan(17_000);
+      expect(sent.slice(-2)).toEqual(atTheCeiling.slice(-2));
+      // Once written, the summary is sent at the next step that reaches the ceiling; no second one is asked for.
+      summary.open();
+      await settled();
+      let later = atTheCeiling;
+      for (let index = 5; records.length < 2 && index < 12; index++) {
+        later = [...later, ...read(index, 'x')];
+        await wrapped.doGenerate({ prompt: later });
+      }
+      // The next summary is made from the one written meanwhile (it updates it), which is not written for nothing.
+      expect(records.at(-1)).toMatchObject({ kind: 'summary', prepared: true });
+      expect(scripted.summaryCalls()).toHaveLength(2);
+      expect(textOf(scripted.summaryCalls()[1]!.prompt[0]).startsWith('<conversation-checkpoint>')).toBe(true);
+      expect(textOf(scripted.summaryCalls()[1]!.prompt.at(-1))).toBe(UPDATE_PROMPT);
     });
 
     it('should prepare a summary when clearing would not be enough', async () => {
@@ -753,15 +933,18 @@ describe('prepare (SPEC 14)', () => {
       expect(agent.prompts).toHaveLength(64);
       agent.prompts.forEach((prompt, index) => expect(estimatePrompt(prompt, agent.stepTools[index] as never)).toBeLessThan(17_000));
       // Each step adds ~2,000 tokens (ceiling 17,000, prepared from 13,600). Step 8 (14,120) prepares
-      // the checkpoint of all before its newest step; step 9 (16,128) goes out whole; step 10 (18,148
-      // whole) sends it: 6,974, the checkpoint and the two steps since. From then on the step that
-      // reaches the band prepares, and the second after it, at the ceiling, sends that: every
-      // compaction is prepared ahead (13 in this loop, 9 when each waits at the ceiling,
-      // tool-loop.test.ts), and every summary request but the last (the loop ends first) is sent.
-      expect(records.length).toBeGreaterThanOrEqual(9);
-      for (const record of records) expect(record.prepared).toBe(true);
+      // the checkpoint of all before its newest step; step 9 (16,128), whose growth says the next step
+      // reaches the ceiling, prepares the next step's compaction (its whole conversation); step 10
+      // (18,148 whole) sends that one: ~4,000, the checkpoint and the newest step, as waiting at the
+      // ceiling would. Every cycle the same: 8 compactions, every one prepared ahead and none waited
+      // for (8 when each waits at the ceiling, tool-loop.test.ts); the one prepared at the band is not
+      // sent when the next step's is ready (here every summary is: they take no time), so 17 summary
+      // requests, the last for a step the loop ends before.
+      expect(records).toHaveLength(8);
+      for (const record of records) expect(record).toMatchObject({ prepared: true, tokensBefore: expect.any(Number) });
+      for (const record of records) expect(record.tokensAfter).toBeLessThan(4_250);
       expect(background).toHaveLength(agent.summaries());
-      expect(agent.summaries() - records.length).toBeLessThanOrEqual(1);
+      expect(agent.summaries()).toBe(17);
       // After every compaction the model continues from its own newest step.
       for (const prompt of agent.prompts) {
         const [call, results] = prompt.slice(-2);
@@ -786,17 +969,17 @@ describe('prepare (SPEC 14)', () => {
         conversation.push({ role: 'tool', content: [{ type: 'tool-result', toolCallId: call.toolCallId, toolName: 'run', output: { type: 'text', value: tokens(3_000, 't') } }] });
       }
       for (const call of scripted.stepCalls()) expect(estimatePrompt(call.prompt, call.tools)).toBeLessThan(13_600);
-      // 13,600 ceiling, prepared from 10,880. The prompt with a prepared checkpoint (the system prompt,
-      // the checkpoint and two 3,000-token steps) is in the band already, so the next is prepared
-      // only halfway from there to the ceiling, and a 3,000-token step lands past the ceiling
-      // first: 4 of the 44 compactions are prepared, the others compact at the ceiling, as every
-      // step does once the record is full, with prepare off too (conversations.test.ts: 42). Never
-      // more than one summary request a step, and every prepared checkpoint is sent or updated.
-      expect(scripted.summaryCalls()).toHaveLength(44);
-      expect(records).toHaveLength(44);
-      expect(records.filter((record) => record.prepared === true)).toHaveLength(4);
-      // A step starts at most one: the one prepared beside a step and the one of the next step (which
-      // compacts from it when it does not fit) may follow each other, never a third.
+      // 13,600 ceiling; the 6,000-token system prompt leaves a room of 7,600 and a budget of 1,900.
+      // A step after a compaction is about 8,200, the next 11,200 (in the band, and its growth says
+      // the next step reaches the ceiling): it prepares the next step's compaction, its whole
+      // conversation, which that step sends (14,200 whole). A compaction every other step, the floor
+      // with a 3,000-token step, every one prepared one step ahead and none prepared twice: 24
+      // summary requests, as many as with prepare off (conversations.test.ts), each beside the
+      // step before the one that sends it.
+      expect(scripted.summaryCalls()).toHaveLength(24);
+      expect(records).toHaveLength(24);
+      for (const record of records) expect(record.prepared).toBe(true);
+      expect(scripted.calls.map((call) => (call.summary ? 'S' : 's')).join('')).toBe(`sss${'Sss'.repeat(23)}Ss`);
       expect(scripted.calls.map((call) => (call.summary ? 'S' : 's')).join('')).not.toContain('SSS');
     });
   });

@@ -136,7 +136,7 @@ describe('shorten', () => {
 
   it('should render exchanges at given levels', () => {
     const parts = exchanges(conversation);
-    expect(renderTranscript(parts, [4, 2, 0])).toBe(`[1 older exchange omitted]\n\n${level2(2)}\n\n${level0(3)}`);
+    expect(renderTranscript(parts, [5, 2, 0])).toBe(`[1 older exchange omitted]\n\n${level2(2)}\n\n${level0(3)}`);
   });
 
   it('should wrap a transcript in one text message', () => {

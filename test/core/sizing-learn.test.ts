@@ -341,11 +341,11 @@ describe('learned characters a token', () => {
 
     it("should budget the checkpoint's record at the characters a token the tokenizer finds, not at 4", async () => {
       // Two characters a token by this tokenizer, and no provider counts: window 20,000, ceiling
-      // 17,000, a record of at most a quarter of it, 4,250 tokens (8,500 characters; at 4 characters
-      // a token it would take 17,000 characters, twice its budget by the tokenizer).
+      // 17,000, a record of at most `keep`, 4,250 tokens (8,500 characters; at 4 characters a token
+      // it would take 17,000 characters, twice its budget by the tokenizer).
       const tokenize = (text: string) => Math.ceil(text.length / 2);
       const { model, stepCalls } = scriptedModel({ inputTokens: () => undefined });
-      const middleware = compaction({ contextWindow: 20_000, estimate: tokenize });
+      const middleware = compaction({ contextWindow: 20_000, estimate: tokenize, keep: 4_250 });
       const prompt: Message[] = [];
       for (let index = 0; index < 12; index++) prompt.push(user(`u${index} ${'x'.repeat(1_500)}`), assistant(`a${index} ${'y'.repeat(1_500)}`));
       prompt.push(user('next'));

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { generateText, stepCountIs, streamText, wrapLanguageModel } from 'ai';
-import { compaction } from '../../src';
+import { type CompactionRecord, compaction } from '../../src';
+import { keepBudget } from '../../src/checkpoint/budget';
 import type { Message } from '../../src/prompt/types';
 import { estimatePrompt } from '../../src/sizing/estimate';
 import { textOf } from '../support/harness';
@@ -34,11 +35,11 @@ describe('compaction end to end', () => {
       });
       // 20,000 window -> ceiling 17,000. Each step adds a call and an 8,000-character (2,000-token)
       // result: steps go 62, 2,070, ..., 16,128 (step 9); step 10 (~18,136) compacts. A step after a
-      // compaction is the system, the tool definition, the checkpoint (summary, a record of the
-      // newest covered steps that opens with the task, identifiers) and the newest step, live: ~3,300
-      // tokens after the first, ~6,400 once the record is full (4,250 tokens). So steps 10 and 17
-      // compact, then every 6th: 23, 29, 35, 41, 47, 53, 59.
-      expect(agent.summaries()).toBe(9);
+      // compaction is the system, the tool definition, the checkpoint and the newest step, live,
+      // within a quarter of the room (about 4,230 tokens, docs/design.md "One budget"): the summary,
+      // the identifiers, a record of what the budget leaves (opening with the task) and the 2,000-token
+      // step. So every 7th step compacts: 10, 17, 24, 31, 38, 45, 52, 59.
+      expect(agent.summaries()).toBe(8);
       // After every compaction the model continues from its own newest step, knows its task in the
       // user's words, and finds every file it read, though the summary names none of them.
       const checkpointed = agent.prompts.map((prompt) => prompt.findIndex((message) => message.role === 'user' && textOf(message).startsWith('<conversation-checkpoint>')));
@@ -69,6 +70,36 @@ describe('compaction end to end', () => {
       expect(results).toHaveLength(STEPS - 1);
       expect(messages.filter((message) => message.role === 'assistant')).toHaveLength(STEPS);
       expect(middleware.last()!.reason).toBe('auto');
+    });
+  }
+
+  for (const mode of ['generateText', 'streamText'] as const) {
+    it(`should keep every prompt after a compaction within the budget in a ${mode} loop with a 6,000-token system prompt, prepared ahead`, async () => {
+      const agent = readFileAgent();
+      const background: Promise<unknown>[] = [];
+      const records: CompactionRecord[] = [];
+      const middleware = compaction({ contextWindow: WINDOW, waitUntil: (work) => void background.push(work), onCompaction: (record) => void records.push(record) });
+      const model = wrapLanguageModel({ model: agent.model as never, middleware });
+      const system = `You are a coding agent. ${'s'.repeat(24_000)}`;
+      const options = { model, tools: readFileTools, stopWhen: stepCountIs(STEPS + 5), system, prompt: 'Read every file of the project.' };
+      const result = mode === 'generateText' ? await generateText(options) : streamText(options);
+      expect(await result.text).toBe('All 64 files read.');
+      await Promise.all(background);
+      // The ceiling 17,000; the frame (the system prompt and the tool) about 6,060, a room of about
+      // 10,940, a budget of a quarter of it: each compaction leaves the prompt at most frame + budget.
+      const frame = estimatePrompt([{ role: 'system', content: system }], agent.stepTools[0] as never);
+      const { total } = keepBudget({ ceiling: 17_000, frame, keep: 15_000, summaryOutputTokens: 4_096 });
+      expect(records.length).toBeGreaterThanOrEqual(4);
+      for (const record of records) expect(record.tokensAfter - frame).toBeLessThanOrEqual(total);
+      agent.prompts.forEach((prompt, index) => expect(estimatePrompt(prompt, agent.stepTools[index] as never)).toBeLessThan(17_000));
+      // No step waits: every compaction was prepared ahead, and none is made twice.
+      for (const record of records) expect(record.prepared).toBe(true);
+      // A compaction every 5th step: it leaves the prompt at about 8,650 (frame + 2,600), four
+      // 2,000-token steps under the ceiling. Summaries this scripted model writes at once are never
+      // measured as slow, so each cycle prepares at the band (13,600) and again for the next step
+      // (16,6xx), which is the one sent: two requests a compaction (docs/design.md, "Preparing ahead").
+      expect(records.map((record) => record.messagesCovered)).toEqual([11, 21, 31, 41, 51, 61, 71, 81, 91, 101, 111, 121]);
+      expect(agent.summaries()).toBe(2 * records.length);
     });
   }
 });

@@ -150,7 +150,7 @@ describe('usage of a compaction', () => {
       // Another instance sharing the store reaches the ceiling: it sends the prepared checkpoint, and its cost.
       const records: CompactionRecord[] = [];
       const sending = scriptedModel();
-      const other = compaction({ contextWindow: WINDOW, store, onCompaction: (record) => void records.push(record) });
+      const other = compaction({ contextWindow: WINDOW, store, onCompaction: (record) => void records.push(record), waitUntil: (promise) => void background.push(promise) });
       const conversation = atCeiling();
       const sent = await wrap(sending.model, other).doGenerate({ prompt: conversation });
       expect(sending.summaryCalls()).toHaveLength(0);
@@ -158,9 +158,15 @@ describe('usage of a compaction', () => {
       expect(records).toEqual([expect.objectContaining({ prepared: true, messagesCovered: 14, usage: usageOfIt })]);
       expect(compactionOf(metadataOf(sent))?.usage).toEqual(usageOfIt);
 
+      // Sent with all that came after it live, it left the prompt over the budget (a quarter of the
+      // room, 4,250): a catch-up of that step's whole conversation was prepared beside it, and the
+      // next step sends it, reported with its own request, not the first one's again.
+      await Promise.all(background);
       const later = await wrap(sending.model, other).doGenerate({ prompt: [...conversation, assistant('done'), user('thanks')] });
-      expect(metadataOf(later)?.compaction).toBeUndefined();
-      expect(records).toHaveLength(1);
+      expect(sending.summaryCalls()).toHaveLength(1);
+      expect(records).toHaveLength(2);
+      expect(records[1]).toMatchObject({ prepared: true, messagesCovered: conversation.length, usage: { requests: 1 } });
+      expect(compactionOf(metadataOf(later))?.usage).toEqual(records[1]!.usage);
     });
 
     it('should be counted when the step at the ceiling waits for it to be written', async () => {

@@ -120,20 +120,33 @@ describe('options wired through the middleware', () => {
       expect(await recordWith({ keep: 2_000 })).toBe(recordOf(conversation.slice(4, 6)));
     });
 
-    it('should never let the record take more than a quarter of the ceiling (32k window: 4,000 tokens)', async () => {
-      // 32,000 -> buffer max(4,800, 16,000) = 16,000 -> ceiling 16,000 -> at most 4,000 tokens of
-      // record. Four exchanges of ~1,810 tokens each once serialized: the whole (~7,250) is within
-      // the default keep (which would take only the latest exchange); within 4,000 are the newest
-      // two (~3,620), not three (~5,430).
-      const four = chat(4, 900, 'k');
+    it('should give the record what the budget leaves: a quarter of the room less the live part, the summary and the wrapper', async () => {
+      // 32,000 -> ceiling 16,000, a room of 16,000 and a budget of 4,000: less the live turn ('go', 1
+      // token), the summary (113) and the checkpoint's wrapper (61), 3,825 for the record. Six
+      // exchanges of ~1,810 tokens each once serialized: the newest two (~3,620) fit, not three
+      // (~5,430). An 8,000-token system prompt leaves a room of 8,000, a budget of 2,000: one.
+      for (const [frame, exchanges] of [[0, 2], [8_000, 1]] as const) {
+        const six = chat(6, 900, 'k');
+        const scripted = scriptedModel();
+        const middleware = compaction({ contextWindow: 32_000 });
+        middleware.compactNext();
+        const frameMessages = frame === 0 ? [] : [system(tokens(frame, 's'))];
+        await wrap(scripted.model, middleware).doGenerate({ prompt: [...frameMessages, ...six, user('go')] });
+        const { record } = middleware.last()!;
+        expect(record).toBe(recordOf(six.slice(12 - 2 * exchanges)));
+        expect(scripted.stepCalls()[0]!.prompt).toEqual([...frameMessages, checkpointFor(record), user('go')]);
+      }
+    });
+
+    it('should keep the record within keep when the budget leaves more (32k window, keep 2,000)', async () => {
+      // The room is 16,000 and the budget 4,000, but keep caps the record at 2,000 tokens: the newest
+      // exchange (~1,810), not two.
+      const six = chat(6, 900, 'k');
       const scripted = scriptedModel();
-      const middleware = compaction({ contextWindow: 32_000 });
+      const middleware = compaction({ contextWindow: 32_000, keep: 2_000 });
       middleware.compactNext();
-      await wrap(scripted.model, middleware).doGenerate({ prompt: [...four, user('go')] });
-      const { record } = middleware.last()!;
-      expect(record).toBe(recordOf(four.slice(4)));
-      expect(Math.round(record.length / 4)).toBeLessThanOrEqual(4_000);
-      expect(scripted.stepCalls()[0]!.prompt).toEqual([checkpointFor(record), user('go')]);
+      await wrap(scripted.model, middleware).doGenerate({ prompt: [...six, user('go')] });
+      expect(middleware.last()!.record).toBe(recordOf(six.slice(10)));
     });
   });
 

@@ -82,4 +82,31 @@ describe('redisStore with prepare', () => {
     expect(background).toHaveLength(1);
     expect(first.summaryCalls().length + second.summaryCalls().length).toBe(1);
   });
+
+  it('should list a catch-up in Redis, so that the first step after it is ready sends it on any instance', async () => {
+    const prefix = `catch-up-${Date.now()}:`;
+    const first = scriptedModel();
+    const background: Promise<unknown>[] = [];
+    const a = compaction({ contextWindow: 20_000, store: redisStore({ client: ioredis, prefix }), waitUntil: (promise) => void background.push(promise) });
+    await wrap(first.model, a).doGenerate({ prompt: band() });
+    await Promise.all(background);
+    // The step at the ceiling sends the prepared checkpoint with 4,500 tokens and more after it,
+    // over the budget: the catch-up of its whole conversation is written in the background.
+    await wrap(first.model, a).doGenerate({ prompt: atCeiling() });
+    await Promise.all(background);
+    expect(first.summaryCalls()).toHaveLength(2);
+    const [threadKey] = await ioredis.keys(`${prefix}thread:*`);
+    const thread = JSON.parse((await ioredis.get(threadKey!))!) as { prepared?: Array<{ length: number; catchUp?: boolean }> };
+    expect(thread.prepared).toEqual(expect.arrayContaining([expect.objectContaining({ length: atCeiling().length, catchUp: true })]));
+    // Another instance, on the other client, serves the next step: under the ceiling, it sends it.
+    const second = scriptedModel();
+    const records: CompactionRecord[] = [];
+    const b = compaction({ contextWindow: 20_000, store: redisStore({ client: nodeRedis, prefix }), onCompaction: (record) => void records.push(record) });
+    const next = [...atCeiling(), assistant('done'), user('thanks')];
+    await wrap(second.model, b).doGenerate({ prompt: next });
+    expect(second.summaryCalls()).toHaveLength(0);
+    expect(records).toEqual([expect.objectContaining({ messagesCovered: atCeiling().length, prepared: true })]);
+    const checkpoint: Message = { role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, records[0]!.record) }] };
+    expect(second.stepCalls()[0]!.prompt).toEqual([checkpoint, ...next.slice(atCeiling().length)]);
+  });
 });

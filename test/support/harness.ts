@@ -59,15 +59,16 @@ export function scriptedModel(options: ScriptOptions = {}) {
 
 /**
  * A scripted model whose every step calls the tool `run` with `{ n }` (0, 1, 2, ...) and reports no
- * usage, so the middleware goes by its estimate alone.
+ * usage, so the middleware goes by its estimate alone; `counted`: it reports the estimate of the
+ * prompt as its input tokens (and 10 output tokens), as a provider's count.
  */
-export function toolCallingModel() {
+export function toolCallingModel({ counted = false }: { counted?: boolean } = {}) {
   let step = 0;
   return scriptedModel({
-    reply: () => ({
+    reply: (prompt) => ({
       content: [{ type: 'tool-call', toolCallId: `call-${step}`, toolName: 'run', input: JSON.stringify({ n: step++ }) }],
       finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
-      usage: { inputTokens: { total: undefined }, outputTokens: { total: undefined } },
+      usage: counted ? usage(estimatePrompt(prompt), 10) : { inputTokens: { total: undefined }, outputTokens: { total: undefined } },
       warnings: [],
     }),
   });

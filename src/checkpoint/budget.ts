@@ -1,0 +1,79 @@
+import { IDENTIFIERS_MAX_TOKENS } from './identifiers';
+
+/**
+ * One budget for what a compaction keeps (docs/design.md, "One budget"). The room is the ceiling
+ * less the frame (the leading system messages and the tool definitions, which go out whatever is
+ * compacted). The checkpoint and everything that goes out live after it take at most a share of
+ * the room, at most half: the next compaction is then at least half the room away, and a small
+ * window with a large system prompt does not compact on every step.
+ *
+ * Within the budget, in this order: the live part (the newest step at most a quarter of the room,
+ * its tool outputs shortened past that; a new user turn whole), the summary (its output limit at
+ * most a quarter of the room), the identifiers (at most a twentieth of the ceiling and 2,000
+ * tokens), and the record gets the rest, at most `keep`; the record always keeps the turn's user
+ * message (its ends when it is longer than a quarter of what the record may take at most).
+ */
+
+/** The most of the room a compaction may keep: half, so the next one is at least half the room away. */
+export const MAX_BUDGET_SHARE = 0.5;
+
+/** The share of the room a compaction keeps by default, chosen by measurement (docs/benchmarks.md). */
+export const DEFAULT_BUDGET_SHARE = 0.25;
+
+/** What a compaction may keep, in tokens. */
+export interface KeepBudget {
+  /** The ceiling less the frame. */
+  room: number;
+  /** The most the checkpoint and the live part after it take together. */
+  total: number;
+  /** The most the newest step of a tool loop takes when it stays live (its tool outputs shortened past it). */
+  step: number;
+  /** The summary's output limit. */
+  summary: number;
+  /** The most the identifier list takes. */
+  identifiers: number;
+  /** The most the record takes: `keep`. */
+  record: number;
+  /** A turn's user message longer than this opens the record with its first and last parts only. */
+  userMessage: number;
+}
+
+export interface BudgetInput {
+  /** The ceiling (the largest prompt let out without compacting). */
+  ceiling: number;
+  /** Tokens of the system messages and tool definitions. */
+  frame: number;
+  /** The `keep` option: the most the record takes. */
+  keep: number;
+  /** The `summaryOutputTokens` option: the most a summary takes. */
+  summaryOutputTokens: number;
+  /** Share of the room for the whole budget; at most {@link MAX_BUDGET_SHARE}. */
+  share?: number;
+}
+
+/** The budget of a compaction at this ceiling and frame. */
+export function keepBudget({ ceiling, frame, keep, summaryOutputTokens, share = DEFAULT_BUDGET_SHARE }: BudgetInput): KeepBudget {
+  const room = Math.max(0, Math.floor(ceiling - frame));
+  const total = Math.floor(room * Math.min(Math.max(share, 0), MAX_BUDGET_SHARE));
+  const quarter = Math.floor(room / 4);
+  return {
+    room,
+    total,
+    step: quarter,
+    // A summary needs a few tokens whatever the room: one cut at its limit fails the compaction (and is held).
+    summary: Math.max(1, Math.min(summaryOutputTokens, quarter)),
+    identifiers: Math.max(0, Math.min(IDENTIFIERS_MAX_TOKENS, Math.floor(ceiling / 20))),
+    record: Math.max(0, keep),
+    userMessage: Math.floor(Math.min(Math.max(0, keep), total) / 4),
+  };
+}
+
+/** What the budget leaves the identifiers once the live part and the summary are known. */
+export function identifiersRoom(budget: KeepBudget, used: { live: number; summary: number }): number {
+  return Math.max(0, Math.min(budget.identifiers, budget.total - used.live - used.summary));
+}
+
+/** What the budget leaves the record once the live part, the summary, the identifiers and the checkpoint's wrapper are known: at most `keep`. */
+export function recordRoom(budget: KeepBudget, used: { live: number; summary: number; identifiers: number; wrapper: number }): number {
+  return Math.max(0, Math.min(budget.record, budget.total - used.live - used.summary - used.identifiers - used.wrapper));
+}

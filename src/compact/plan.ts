@@ -1,0 +1,109 @@
+import { type KeepBudget, identifiersRoom, keepBudget, recordRoom } from '../checkpoint/budget';
+import { afterCheckpoint } from '../checkpoint/live';
+import { checkpointMessage } from '../checkpoint/message';
+import { liveStart } from '../prompt/conversation';
+import type { ResolvedOptions } from '../options';
+import type { CallOptions, Message, SystemMessage } from '../prompt/types';
+import { type Estimator, estimateMessages, estimatePrompt } from '../sizing/estimate';
+import { type StepView, coveredUpTo } from '../view';
+
+/**
+ * A compaction decided once (docs/design.md, "One budget"): what it covers, what stays live, and
+ * what each part of the checkpoint may take. The summary request, the record, the identifiers and
+ * the live part are all made from it.
+ */
+export interface CompactionPlan {
+  /** What the checkpoint covers: `conversation[from, end)`. `end` is where the live part begins. */
+  from: number;
+  end: number;
+  /** Tokens of the system messages and tool definitions. */
+  frame: number;
+  /** The budget; `undefined` without a ceiling (no window known): the record takes `keep`, the newest step goes out whole. */
+  budget: KeepBudget | undefined;
+  /** Tokens of what goes out live after the checkpoint, the newest step shortened to the budget's `step`. */
+  live: number;
+  /** Tokens of the checkpoint message's fixed text (its tags and its opening line). */
+  wrapper: number;
+}
+
+/** What a plan is made from: the step (its conversation, frame and estimator), the ceiling and the options. */
+export interface PlanInput {
+  conversation: readonly Message[];
+  system: readonly SystemMessage[];
+  tools: CallOptions['tools'];
+  estimator: Estimator;
+  /** Where what is covered begins: the end of what the conversation's checkpoint covers. */
+  from: number;
+  /** The ceiling; `undefined` without a window. */
+  ceiling: number | undefined;
+  keep: number;
+  summaryOutputTokens: number;
+  /** Share of the room the budget takes (at most half). */
+  share?: number;
+  /** Where what is covered ends; by default where the live part begins (a new user turn, or the newest step). */
+  end?: number;
+}
+
+/** Plans the compaction of a conversation: it covers everything before its live part (a new user turn, or the newest step). */
+export function planCompaction({ conversation, system, tools, estimator, from, ceiling, keep, summaryOutputTokens, share, end = liveStart(conversation) }: PlanInput): CompactionPlan {
+  const budget = budgetOf({ system, tools, estimator, ceiling, keep, summaryOutputTokens, share });
+  // A compaction of the whole conversation is made for the next step, whose live part is not there
+  // yet: it leaves room for one as large as this step's.
+  const live = liveTokens(conversation, end === conversation.length ? liveStart(conversation) : end, budget?.step, estimator);
+  return { from, end, frame: budget === undefined ? frameTokens(system, tools, estimator) : budget.frame, budget, live, wrapper: estimateMessages([checkpointMessage('', '')], 0, 1, estimator) };
+}
+
+/** The budget of a compaction made at this ceiling with this frame; `undefined` without a ceiling. */
+export function budgetOf({ system, tools, estimator, ceiling, keep, summaryOutputTokens, share }: Omit<PlanInput, 'conversation' | 'from' | 'end'>): (KeepBudget & { frame: number }) | undefined {
+  if (ceiling === undefined) return undefined;
+  const frame = frameTokens(system, tools, estimator);
+  return { ...keepBudget({ ceiling, frame, keep, summaryOutputTokens, ...(share === undefined ? {} : { share }) }), frame };
+}
+
+/** Tokens of the system messages and tool definitions. */
+export function frameTokens(system: readonly SystemMessage[], tools: CallOptions['tools'], estimator: Estimator): number {
+  return estimatePrompt([...system], tools, estimator);
+}
+
+/** Tokens of what goes out after a checkpoint covering `conversation[0, end)`: the newest step within `step` tokens, and what follows it. */
+export function liveTokens(conversation: readonly Message[], end: number, step: number | undefined, estimator: Estimator): number {
+  const after = afterCheckpoint(conversation as Message[], end, step);
+  return estimateMessages(after, 0, after.length, estimator);
+}
+
+/** The summary's output limit (before the room the request leaves in the window lowers it further). */
+export function summaryLimit(plan: CompactionPlan, summaryOutputTokens: number): number {
+  return plan.budget?.summary ?? summaryOutputTokens;
+}
+
+/** The most the identifier list may take once the summary is `summary` tokens. */
+export function identifierAllowance(plan: CompactionPlan, summary: number, unbounded: number): number {
+  return plan.budget === undefined ? unbounded : identifiersRoom(plan.budget, { live: plan.live, summary });
+}
+
+/** The most the record may take once the summary and identifiers are `summary` and `identifiers` tokens. */
+export function recordAllowance(plan: CompactionPlan, summary: number, identifiers: number, keep: number): number {
+  return plan.budget === undefined ? keep : recordRoom(plan.budget, { live: plan.live, summary, identifiers, wrapper: plan.wrapper });
+}
+
+/** How long a turn's user message may open the record verbatim. */
+export function userMessageAllowance(plan: CompactionPlan, keep: number): number {
+  return plan.budget?.userMessage ?? Math.floor(keep / 4);
+}
+
+/** The plan of a step's compaction at `ceiling`, with the instance's options, covering up to `end` (by default up to the live part). */
+export function planOf(engine: { settings: ResolvedOptions }, view: StepView, ceiling: number | undefined, share = engine.settings.budgetShare, end?: number): CompactionPlan {
+  const { keep, summaryOutputTokens } = engine.settings;
+  return planCompaction({
+    conversation: view.conversation,
+    system: view.system,
+    tools: view.params.tools,
+    estimator: view.estimator,
+    from: coveredUpTo(view),
+    ceiling,
+    keep,
+    summaryOutputTokens,
+    share,
+    ...(end === undefined ? {} : { end }),
+  });
+}
