@@ -1,9 +1,9 @@
 import { clearToolOutputs } from './checkpoint/clear';
 import { afterCheckpoint } from './checkpoint/live';
 import { checkpointMessage } from './checkpoint/message';
-import { boundaryEnd, nativeBoundary } from './native/items';
-import { splitPrompt } from './prompt/conversation';
 import { canonical } from './prompt/canonical';
+import { splitPrompt } from './prompt/conversation';
+import { boundaryEnd, nativeBoundary } from './prompt/native-items';
 import { PrefixDigests, sha256Hex } from './prompt/hash';
 import type { CallOptions, Message, SystemMessage } from './prompt/types';
 import { type Estimator, type Measure, estimateMessages, measurePrompt, toTokens } from './sizing/estimate';
@@ -52,6 +52,11 @@ export function totalSize(view: StepView): number {
 
 export function outgoingPrompt(view: StepView): Message[] {
   return view.system.length === 0 ? view.sent : [...view.system, ...view.sent];
+}
+
+/** The call a step's view sends: its params with the prompt that goes out. */
+export function paramsFor(view: StepView): CallOptions {
+  return { ...view.params, prompt: outgoingPrompt(view) };
 }
 
 /**

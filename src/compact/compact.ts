@@ -6,7 +6,6 @@ import { SUMMARY_PROMPT, UPDATE_PROMPT } from '../checkpoint/prompts';
 import { MAX_BUDGET_SHARE } from '../checkpoint/budget';
 import { type Engine, type Made, modelKey } from '../engine';
 import { CompactionError } from '../errors';
-import { keptUserMessages, nativeItem } from '../native/trigger';
 import { liveStart, textMessage } from '../prompt/conversation';
 import type { Message, Model } from '../prompt/types';
 import { charsPerTokenOf, estimateMessages } from '../sizing/estimate';
@@ -19,6 +18,7 @@ import { type Meter, addUsage, meter, noUsage } from './cost';
 import { singleFlight } from './flight';
 import { leaseOrWait, measuredSummary, releaseLease } from './lease';
 import { placeHold } from './holds';
+import { keptUserMessages, nativeItem } from './native';
 import { type CompactionPlan, identifierAllowance, planOf, recordAllowance, summaryLimit, userMessageAllowance } from './plan';
 import { report } from './report';
 

@@ -6,8 +6,7 @@ import type { CallOptions, Message, Model } from '../prompt/types';
 import { estimateMessages, estimatePrompt } from '../sizing/estimate';
 import { type StoredCheckpoint, liveLeases, readableBy } from '../store/records';
 import { type StepView, coveredUpTo, totalSize, withCheckpoint } from '../view';
-import { compactBeforeStep } from './before-step';
-import { clearFirst, planClearing } from './clear';
+import { planClearing } from './clear';
 import { compactOnce, sendPrepared, summaryFitsWhole, writerOf } from './compact';
 import type { Plan } from './decide';
 import { untilAborted } from './flight';
@@ -29,10 +28,10 @@ import { awaitLease } from './lease';
  *   step's reply adds). At the ceiling it leaves the prompt where waiting for a summary would.
  * - A prepared checkpoint is held back: it is listed apart from the checkpoints steps find
  *   (`Thread.prepared`), so the steps under the ceiling go out whole.
- * - The first step at the ceiling (`compactAtCeiling`) sends the longest one ready at once when the
- *   prompt with it fits under the ceiling; one still being written is waited for only when none is
- *   ready; otherwise it compacts now, from it (updating it). The step that first sends it promotes
- *   it to the conversation's checkpoint and reports it.
+ * - The first step at the ceiling (`compactAtCeiling`, before-step.ts) sends the longest one ready
+ *   at once when the prompt with it fits under the ceiling; one still being written is waited for
+ *   only when none is ready; otherwise it compacts now, from it (updating it). The step that first
+ *   sends it promotes it to the conversation's checkpoint and reports it.
  * - Sent with what came after it live, a prepared checkpoint can leave the prompt over the budget
  *   (plan.ts): then a catch-up (a longer one still being written, or a new one of the whole
  *   conversation) is sent by the first step after it is ready, under the ceiling too.
@@ -250,34 +249,6 @@ function longestSummary(engine: Engine, model: Model): number | undefined {
 }
 
 /**
- * Compacts a step that is due. An auto compaction first looks for a checkpoint prepared for a
- * prefix of this conversation: the step sends it at once when the prompt with it fits under the
- * ceiling (the longest ready one; one still being written is waited for only when none is);
- * otherwise it compacts now from it. Without one it compacts as usual.
- */
-export async function compactAtCeiling(engine: Engine, view: StepView, model: Model, plan: Plan & { reason: 'auto' | 'manual' }): Promise<StepView> {
-  const prepared = plan.reason === 'auto' && plan.limit !== undefined ? await findPrepared(engine, view, model, plan.limit) : undefined;
-  if (prepared === undefined) return compactBeforeStep(engine, view, model, plan);
-  let checkpoint = prepared.ready;
-  if (checkpoint === undefined && prepared.pending.length > 0) {
-    // With clearing on, a step that would wait for the rest of a summary clears instead when that
-    // alone brings it under the ceiling; the summary is sent at the next compaction point.
-    const end = liveStart(view.conversation);
-    const cleared = await clearFirst(engine, { view, reason: 'auto', model, limit: plan.limit, target: undefined, end, instead: true });
-    if (cleared !== undefined) return cleared;
-    checkpoint = await firstReadable(prepared.pending, model);
-  }
-  checkpoint ??= prepared.tooLarge;
-  if (checkpoint === undefined) return compactBeforeStep(engine, view, model, plan);
-  const placed = withCheckpoint(view, checkpoint);
-  if (totalSize(placed) < plan.limit!) return sendPrepared(engine, view, checkpoint);
-  // Made from it, the new checkpoint is what goes out: the prepared one's cost is reported on its record.
-  const step = await compactBeforeStep(engine, placed, model, { ...plan, carried: checkpoint.usage });
-  // The compaction from it failed and the step goes out with the prepared checkpoint: it is sent now.
-  return step === placed ? sendPrepared(engine, view, checkpoint) : step;
-}
-
-/**
  * The size from which a step prepares: `prepare` x the ceiling (`band`). When the compaction that
  * made the conversation's checkpoint left the prompt at or over it already, a checkpoint prepared
  * at once would cover a step or so more than the one just sent and free next to nothing at the
@@ -355,7 +326,7 @@ async function covers(view: StepView, ref: { length: number; digest: string }): 
 }
 
 /** A checkpoint prepared ahead for a prefix of this conversation: ready, or still being written. */
-interface Candidate {
+export interface Candidate {
   length: number;
   ready: boolean;
   get: () => Promise<StoredCheckpoint | undefined>;
@@ -368,7 +339,7 @@ interface Candidate {
  * lease, with which it could fit, longest first (the step waits only for the rest of a summary
  * already being written); and the longest one ready that does not fit (the step compacts from it).
  */
-async function findPrepared(engine: Engine, view: StepView, model: Model, limit: number): Promise<{ ready?: StoredCheckpoint; pending: Candidate[]; tooLarge?: StoredCheckpoint } | undefined> {
+export async function findPrepared(engine: Engine, view: StepView, model: Model, limit: number): Promise<{ ready?: StoredCheckpoint; pending: Candidate[]; tooLarge?: StoredCheckpoint } | undefined> {
   const { digests, threadDigest } = view;
   if (digests === undefined || threadDigest === undefined) return undefined;
   const from = coveredUpTo(view);
@@ -400,7 +371,7 @@ async function findPrepared(engine: Engine, view: StepView, model: Model, limit:
 }
 
 /** The first of `candidates` that comes out as a checkpoint this model reads, waiting for each in turn. */
-async function firstReadable(candidates: Candidate[], model: Model): Promise<StoredCheckpoint | undefined> {
+export async function firstReadable(candidates: Candidate[], model: Model): Promise<StoredCheckpoint | undefined> {
   for (const candidate of candidates) {
     const checkpoint = await candidate.get();
     if (checkpoint !== undefined && readableBy(checkpoint, modelKey(model))) return checkpoint;

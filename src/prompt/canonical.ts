@@ -1,4 +1,4 @@
-import { isProviderCompactionPart } from '../native/items';
+import { isProviderCompactionPart } from './native-items';
 import type { Part } from './types';
 
 /**

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { compaction } from '../../src';
 import { checkpointText } from '../../src/checkpoint/message';
 import { selectRecord } from '../../src/checkpoint/record';
-import { keptUserMessages } from '../../src/native/trigger';
+import { keptUserMessages } from '../../src/compact/native';
 import type { CallOptions, Message } from '../../src/prompt/types';
 import { type Estimator, FIXED_ESTIMATOR, estimateMessages } from '../../src/sizing/estimate';
 import { MockLanguageModel, SUMMARY, finish, isSummaryPrompt, textResult, usage } from '../support/models';

@@ -1,7 +1,7 @@
-import { PROVIDER_OPTIONS_KEY } from './checkpoint/summarize';
-import { describe } from './options';
-import type { CallOptions, ProviderOptions } from './prompt/types';
-import type { CompactionCallOptions } from './types';
+import { PROVIDER_OPTIONS_KEY } from '../checkpoint/summarize';
+import { describe } from '../options';
+import type { CallOptions, ProviderOptions } from '../prompt/types';
+import type { CompactionCallOptions } from '../types';
 
 /** Takes this package's per-call options out of `providerOptions`; the provider never sees them. */
 export function takeCallOptions(params: CallOptions): { clean: CallOptions; call: CompactionCallOptions } {

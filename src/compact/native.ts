@@ -4,7 +4,7 @@ import { isContextOverflowError } from '../overflow/recognize';
 import type { GenerateResult, Message, Model, Part } from '../prompt/types';
 import { type Estimator, FIXED_ESTIMATOR, estimateMessages } from '../sizing/estimate';
 import type { StepView } from '../view';
-import { nativeProviderFor } from './providers';
+import { nativeProviderFor } from './native-providers';
 
 /**
  * Asks the provider to compact the step's own request, `covered` being what it sent up to the live

@@ -1,12 +1,10 @@
-import { compact } from '../compact/compact';
 import { type Engine, modelKey, windowFor } from '../engine';
 import { CompactionError, isAbort, messageOf } from '../errors';
-import { withCompactionMetadata } from '../metadata';
-import type { CallOptions, GenerateResult, Model } from '../prompt/types';
+import { contextOverflowKind, contextOverflowLimit, isContextOverflowError, promptTokensFromOverflow } from '../overflow/recognize';
+import type { Model } from '../prompt/types';
 import { ceiling } from '../sizing/ceiling';
-import { recordUsage } from '../sizing/usage';
-import { type StepView, outgoingPrompt, totalSize } from '../view';
-import { contextOverflowKind, contextOverflowLimit, isContextOverflowError, promptTokensFromOverflow } from './recognize';
+import { type StepView, totalSize } from '../view';
+import { compact } from './compact';
 
 /** Whether a step's error is one overflow recovery takes on (SPEC 7): a rejection as too long, not an abort. */
 export function recoverable(step: StepView | undefined, error: unknown): step is StepView {
@@ -35,31 +33,4 @@ export async function recover(engine: Engine, step: StepView, error: unknown, mo
     if (CompactionError.isInstance(failure) || isAbort(failure, step.params.abortSignal)) throw failure;
     throw new CompactionError({ reason: 'summarizer-failed', message: messageOf(failure), cause: failure });
   }
-}
-
-/** The call a step's view sends: its params with the prompt that goes out. */
-export function paramsFor(view: StepView): CallOptions {
-  return { ...view.params, prompt: outgoingPrompt(view) };
-}
-
-/** `doGenerate` with overflow recovery: a rejection as too long is compacted and sent once more. */
-export async function generateWithRecovery(
-  engine: Engine,
-  step: StepView | undefined,
-  model: Model,
-  doGenerate: () => PromiseLike<GenerateResult>,
-): Promise<GenerateResult> {
-  let result: GenerateResult;
-  try {
-    result = await doGenerate();
-  } catch (error) {
-    if (!recoverable(step, error)) throw error;
-    const next = await recover(engine, step, error, model);
-    const retried = await model.doGenerate(paramsFor(next));
-    await recordUsage(engine, next, retried.usage);
-    return withCompactionMetadata(retried, next.compaction);
-  }
-  if (step === undefined) return result;
-  await recordUsage(engine, step, result.usage);
-  return withCompactionMetadata(result, step.compaction);
 }

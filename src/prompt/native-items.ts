@@ -1,4 +1,4 @@
-import type { Message, Part } from '../prompt/types';
+import type { Message, Part } from './types';
 
 /**
  * Whether a part is a provider's own compaction item: an OpenAI `custom` part of kind

@@ -1,8 +1,8 @@
 import type { Engine } from '../engine';
 import { messageOf } from '../errors';
 import type { Usage } from '../prompt/types';
+import { measurePrompt } from '../sizing/estimate';
 import { type StepView, frameChars, frameDigest, outgoingPrompt, supersededCounts } from '../view';
-import { measurePrompt } from './estimate';
 
 /**
  * Records the provider's usage of a step as the counted baseline of the prompt it measured, and

@@ -1,11 +1,11 @@
-import { isAbort } from '../errors';
+import { recover, recoverable } from '../compact/recover';
 import type { Engine } from '../engine';
+import { isAbort } from '../errors';
 import { withCompactionMetadata } from '../metadata';
+import { overflowFromStreamPart } from '../overflow/recognize';
 import type { Model, StreamPart, StreamResult, Usage } from '../prompt/types';
-import { recordUsage } from '../sizing/usage';
-import type { StepView } from '../view';
-import { overflowFromStreamPart } from './recognize';
-import { paramsFor, recover, recoverable } from './recover';
+import { type StepView, paramsFor } from '../view';
+import { recordUsage } from './usage';
 
 /** Parts a stream may send before its first content part; held while a retry can still follow. */
 const NON_CONTENT_PARTS = new Set(['stream-start', 'response-metadata', 'raw', 'ping', 'custom']);
