@@ -23,7 +23,7 @@ import { z } from 'zod';
 import { type CompactionMiddleware, type CompactionOptions, compaction, isSummaryRequest } from '../src';
 import { redisStore } from '../src/redis';
 import { charsPerToken, tokenizerFactor } from '../src/sizing/learned';
-import type { SizingRecord } from '../src/store/records';
+import type { ModelSizing } from '../src/store/format';
 import { type AgentRequest, createProjectTools, projectToolDescriptions, startProviderServer } from '../test/support/provider-server';
 import { pick, rng } from '../test/support/provider-server/random';
 import { startRedisServer } from '../test/support/redis-server';
@@ -189,7 +189,7 @@ interface FirstCall {
 const MODEL_KEY = 'openai.chat:local-coding-agent';
 
 function learnedOf(middleware: CompactionMiddleware): string {
-  const record = (middleware.state() as { sizing?: Record<string, SizingRecord> }).sizing?.[MODEL_KEY];
+  const record = (middleware.state() as { sizing?: Record<string, ModelSizing> }).sizing?.[MODEL_KEY];
   if (record === undefined) return '4 characters a token (fixed)';
   if (record.tokenizer.length > 0) return `factor ${tokenizerFactor(record.tokenizer).toFixed(3)}`;
   return `${charsPerToken(record.chars).toFixed(2)} characters a token`;

@@ -1,3 +1,4 @@
+import { lastReport } from './compact/report';
 import { createEngine } from './engine';
 import { generateWithRecovery } from './hooks/generate';
 import { streamWithRecovery } from './hooks/stream';
@@ -5,6 +6,7 @@ import { transformStep } from './hooks/transform';
 import type { CallOptions, GenerateResult, Model, StreamResult } from './prompt/types';
 import { buildState } from './state';
 import type { CompactionMiddleware, CompactionOptions } from './types';
+import type { StepView } from './view';
 
 /**
  * Keeps every step of an AI SDK conversation inside the model's context window: over the ceiling,
@@ -19,32 +21,43 @@ import type { CompactionMiddleware, CompactionOptions } from './types';
  */
 export function compaction(options: CompactionOptions = {}): CompactionMiddleware {
   const engine = createEngine(options);
+  /** The view of each step, by the params `transformParams` returned, for `wrapGenerate` / `wrapStream`. */
+  const steps = new WeakMap<object, StepView>();
+  /** `compactNext()` was called and no step has compacted for it yet. */
+  let pendingManual = false;
+  const takeManual = () => {
+    const manual = pendingManual;
+    pendingManual = false;
+    return manual;
+  };
 
   const middleware = {
     specificationVersion: 'v3',
 
     async transformParams({ params, model }: { type: 'generate' | 'stream'; params: CallOptions; model: Model }) {
-      return transformStep(engine, params, model);
+      const sent = await transformStep(engine, params, model, takeManual);
+      if (sent.step !== undefined) steps.set(sent.params, sent.step);
+      return sent.params;
     },
 
     async wrapGenerate({ doGenerate, params, model }: { doGenerate: () => PromiseLike<GenerateResult>; params: CallOptions; model: Model }) {
-      return generateWithRecovery(engine, engine.steps.get(params), model, doGenerate);
+      return generateWithRecovery(engine, steps.get(params), model, doGenerate);
     },
 
     async wrapStream({ doStream, params, model }: { doStream: () => PromiseLike<StreamResult>; params: CallOptions; model: Model }) {
-      return streamWithRecovery(engine, engine.steps.get(params), model, doStream);
+      return streamWithRecovery(engine, steps.get(params), model, doStream);
     },
 
     compactNext() {
-      engine.pendingManual = true;
+      pendingManual = true;
     },
 
     last() {
-      return engine.last;
+      return lastReport(engine);
     },
 
     state() {
-      return buildState(engine.keeper.recentThreads, engine.keeper.recentCheckpoints, engine.sizing.records());
+      return buildState(engine.keeper.recentThreads, engine.keeper.recentCheckpoints, engine.sizing.known());
     },
   };
   return middleware as unknown as CompactionMiddleware;

@@ -8,7 +8,7 @@ import { PrefixDigests, sha256Hex } from './prompt/hash';
 import type { CallOptions, Message, SystemMessage } from './prompt/types';
 import { type Estimator, type Measure, estimateMessages, measurePrompt, toTokens } from './sizing/estimate';
 import type { Keeper, StoreBudget } from './store/keeper';
-import { type CountRecord, type StoredCheckpoint, type Thread, mergeThreads, readableBy } from './store/records';
+import { type Count, type StoredCheckpoint, type Thread, mergeThreads, readableBy } from './store/format';
 import type { CompactionRecord } from './types';
 
 /** One step as the middleware sees it: the caller's conversation, its checkpoint, what goes out, its size. */
@@ -18,7 +18,7 @@ export interface StepView {
   /** The caller's conversation (never changed). */
   conversation: Message[];
   digests: PrefixDigests | undefined;
-  /** Digest of the conversation's prefix through its first reply (see `anchorLength`): where its records are indexed. */
+  /** Digest of the conversation's prefix through its first reply (see `anchorLength`): where what it stores is indexed. */
   threadDigest: string | undefined;
   thread: Thread | undefined;
   /** The last message of the conversation holding a provider's compaction item, or -1. */
@@ -131,7 +131,7 @@ export async function resolveView(
   if (early) {
     const holds: Thread['holds'] = [];
     for (const hold of thread.holds) {
-      if (hold.length <= conversation.length && (await digests.of(hold.length)) === hold.digest) holds.push(hold);
+      if (await digests.hasPrefix(hold)) holds.push(hold);
     }
     if (checkpoint !== undefined || holds.length > 0) {
       await keeper.adopt(threadDigest, { checkpoints: checkpoint === undefined ? [] : [{ length: checkpoint.length, digest: checkpoint.digest }], holds }, budget);
@@ -150,10 +150,10 @@ export async function resolveView(
 }
 
 /**
- * How many messages of a conversation its records are indexed under: through the first assistant
+ * How many messages of a conversation what it stores is indexed under: through the first assistant
  * message after a user message (its first reply). Conversations that open with the same words (a
  * suggested prompt, an agent's fixed task) part there, so each keeps its own index. The steps
- * before that reply index their records under the first message.
+ * before that reply index theirs under the first message.
  */
 export function anchorLength(conversation: readonly Message[]): number | undefined {
   const user = conversation.findIndex((message) => message.role === 'user');
@@ -171,10 +171,10 @@ async function findCheckpoint(
   budget: StoreBudget,
 ): Promise<StoredCheckpoint | undefined> {
   const candidates = thread.checkpoints
-    .filter((ref) => ref.length <= digests.length && ref.length >= Math.max(1, floor))
+    .filter((ref) => ref.length >= Math.max(1, floor))
     .sort((a, b) => b.length - a.length);
   for (const ref of candidates) {
-    if ((await digests.of(ref.length)) !== ref.digest) continue;
+    if (!(await digests.hasPrefix(ref))) continue;
     const checkpoint = await keeper.checkpoint(ref.digest, ref.length, budget);
     if (checkpoint !== undefined && readableBy(checkpoint, modelKey)) return checkpoint;
   }
@@ -203,7 +203,7 @@ function measure(view: StepView, baseline: Baseline | undefined): StepView['size
 
 /** A count a step rests on, and the characters of the system messages and tools it was made with when those changed since. */
 interface Baseline {
-  count: CountRecord;
+  count: Count;
   frameBefore?: number;
 }
 
@@ -221,11 +221,11 @@ async function findCount(view: StepView, thread: Thread, digests: PrefixDigests)
   if (candidates.length === 0) return undefined;
   const frame = await frameDigest(view);
   for (const count of candidates) {
-    if (count.frame === frame && (await digests.of(count.length)) === count.digest) return { count };
+    if (count.frame === frame && (await digests.hasPrefix(count))) return { count };
   }
   for (const count of candidates) {
     const frameBefore = count.frameChars;
-    if (count.frame !== frame && frameBefore !== undefined && (await digests.of(count.length)) === count.digest) return { count, frameBefore };
+    if (count.frame !== frame && frameBefore !== undefined && (await digests.hasPrefix(count))) return { count, frameBefore };
   }
   return undefined;
 }
@@ -274,7 +274,7 @@ export async function supersededCounts(view: StepView): Promise<Set<string>> {
   const { thread, digests } = view;
   if (thread === undefined || digests === undefined) return superseded;
   for (const count of thread.counts) {
-    if (count.length < digests.length && (await digests.of(count.length)) === count.digest) superseded.add(count.digest);
+    if (count.length < digests.length && (await digests.hasPrefix(count))) superseded.add(count.digest);
   }
   return superseded;
 }

@@ -20,7 +20,6 @@ export function earlierStepsNote(steps: number): string {
   return `[${steps} earlier steps of this turn are summarized above]`;
 }
 
-
 /**
  * Chooses the record among what a new checkpoint covers, `conversation[from..end)` (SPEC 6.4):
  * - the newest messages within `budget` tokens, starting at a user message;

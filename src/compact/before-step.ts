@@ -32,7 +32,7 @@ export async function compactAtCeiling(engine: Engine, view: StepView, model: Mo
   if (checkpoint === undefined) return compactBeforeStep(engine, view, model, plan);
   const placed = withCheckpoint(view, checkpoint);
   if (totalSize(placed) < plan.limit!) return sendPrepared(engine, view, checkpoint);
-  // Made from it, the new checkpoint is what goes out: the prepared one's cost is reported on its record.
+  // Made from it, the new checkpoint is what goes out: the prepared one's cost is reported with it.
   const step = await compactBeforeStep(engine, placed, model, { ...plan, carried: checkpoint.usage });
   // The compaction from it failed and the step goes out with the prepared checkpoint: it is sent now.
   return step === placed ? sendPrepared(engine, view, checkpoint) : step;

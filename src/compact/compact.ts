@@ -4,23 +4,23 @@ import { selectRecord } from '../checkpoint/record';
 import { MIN_SUMMARY_ROOM, roomFor, summarize } from '../checkpoint/summarize';
 import { SUMMARY_PROMPT, UPDATE_PROMPT } from '../checkpoint/prompts';
 import { MAX_BUDGET_SHARE } from '../checkpoint/budget';
-import { type Engine, type Made, modelKey } from '../engine';
+import { type Engine, modelKey } from '../engine';
 import { CompactionError } from '../errors';
 import { liveStart, textMessage } from '../prompt/conversation';
 import type { Message, Model } from '../prompt/types';
 import { charsPerTokenOf, estimateMessages } from '../sizing/estimate';
-import { type StoredCheckpoint, readableBy } from '../store/records';
+import { type StoredCheckpoint, readableBy } from '../store/format';
 import { startCompactionSpan } from '../telemetry/spans';
 import type { CompactionReason, CompactionRecord, CompactionUsage } from '../types';
 import { type StepView, coveredUpTo, totalSize, withCheckpoint } from '../view';
 import { clearFirst } from './clear';
 import { type Meter, addUsage, meter, noUsage } from './cost';
-import { singleFlight } from './flight';
+import { type Made, singleFlight } from './flight';
 import { leaseOrWait, measuredSummary, releaseLease } from './lease';
 import { placeHold } from './holds';
 import { keptUserMessages, nativeItem } from './native';
 import { type CompactionPlan, identifierAllowance, planOf, recordAllowance, summaryLimit, userMessageAllowance } from './plan';
-import { report } from './report';
+import { announce } from './report';
 
 /** What a compaction is asked to do. */
 export interface CompactRequest {
@@ -49,7 +49,7 @@ export interface CompactRequest {
   through?: number;
   /**
    * What a checkpoint prepared ahead cost, when this compaction is made from it and it was never
-   * sent itself: reported on this compaction's record, so that no summary request goes unreported.
+   * sent itself: reported with this compaction, so that no summary request goes unreported.
    */
   carried?: CompactionUsage;
 }
@@ -85,7 +85,7 @@ export async function compactOnce(engine: Engine, request: CompactRequest): Prom
   const { from, end } = coverage(request);
   const job: Job = { ...request, from, end, digest: await view.digests!.of(end), plan: planOf(engine, view, request.limit, undefined, end) };
   const key = `${reason === 'overflow' ? `${target}:` : ''}${job.digest}`;
-  return singleFlight(engine.flights, key, view.params.abortSignal, () => reuseOrRun(engine, job));
+  return singleFlight(engine, key, view.params.abortSignal, () => reuseOrRun(engine, job));
 }
 
 /** What a compaction covers, `from` to `end` of the conversation; throws when there is nothing older to compact. */
@@ -104,7 +104,7 @@ function coverage({ view, reason, through }: CompactRequest): { from: number; en
 /** This step's view with a checkpoint made for it or for a concurrent step of the same conversation. */
 function place(view: StepView, made: Made): StepView {
   const next = withCheckpoint(view, made.checkpoint);
-  if (made.record !== undefined) next.compaction = made.record;
+  if (made.report !== undefined) next.compaction = made.report;
   return next;
 }
 
@@ -287,9 +287,9 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
     if (!saved) engine.warn('ai-compaction: the checkpoint could not be stored; this step uses it, later steps may compact again');
   }
   if (noProgress && reason !== 'overflow') await placeHold(engine, next, tokensAfter, target, 'the compaction made no progress');
-  const record = recordOf(checkpoint, reason, tokensBefore, tokensAfter, addUsage(costs.usage(), carried));
-  report(engine, record);
-  return { checkpoint, record };
+  const report = reportOf(checkpoint, reason, tokensBefore, tokensAfter, addUsage(costs.usage(), carried));
+  announce(engine, report);
+  return { checkpoint, report };
 }
 
 /** What a checkpoint made by a summary request or by the provider is. */
@@ -298,7 +298,7 @@ function kindOf(checkpoint: StoredCheckpoint): 'summary' | 'native' {
 }
 
 /** What `last()` returns and `onCompaction` receives for a summary (or a provider's item) that a step sent. */
-function recordOf(checkpoint: StoredCheckpoint, reason: CompactionReason, tokensBefore: number, tokensAfter: number, usage: CompactionUsage): CompactionRecord {
+function reportOf(checkpoint: StoredCheckpoint, reason: CompactionReason, tokensBefore: number, tokensAfter: number, usage: CompactionUsage): CompactionRecord {
   const { native } = checkpoint;
   return {
     reason,
@@ -342,9 +342,9 @@ function reportPrepared(engine: Engine, view: StepView, next: StepView, reason: 
   const checkpoint = next.checkpoint!;
   // What it cost in the background; a checkpoint prepared by an older version kept no count.
   const usage = checkpoint.usage ?? noUsage();
-  const record: CompactionRecord = { ...recordOf(checkpoint, reason, totalSize(view), totalSize(next), usage), prepared: true };
-  report(engine, record);
-  next.compaction = record;
+  const report: CompactionRecord = { ...reportOf(checkpoint, reason, totalSize(view), totalSize(next), usage), prepared: true };
+  announce(engine, report);
+  next.compaction = report;
   return next;
 }
 

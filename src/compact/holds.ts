@@ -1,8 +1,8 @@
-import type { Engine } from '../engine';
+import { type Engine, ownState } from '../engine';
 import { type CompactionError, failureDetail } from '../errors';
 import { liveStart } from '../prompt/conversation';
 import { estimatePrompt } from '../sizing/estimate';
-import type { Hold } from '../store/records';
+import type { Hold } from '../store/format';
 import { type StepView, coveredUpTo, outgoingPrompt, totalSize } from '../view';
 
 /** Whether a step's prompt, as it would go out now, fits the window by estimate (SPEC 6.7). */
@@ -49,8 +49,7 @@ async function ownHolds(view: StepView): Promise<Hold[]> {
   const checkpoint = view.checkpoint?.digest ?? null;
   const own: Hold[] = [];
   for (const hold of view.thread?.holds ?? []) {
-    if (hold.checkpoint !== checkpoint || hold.length > view.conversation.length) continue;
-    if ((await digests.of(hold.length)) === hold.digest) own.push(hold);
+    if (hold.checkpoint === checkpoint && (await digests.hasPrefix(hold))) own.push(hold);
   }
   return own;
 }
@@ -89,8 +88,9 @@ export async function holdAfterFailure(
   const failures = Math.min(before + 1, MAX_FAILURES);
   const growth = holdGrowth({ cause: 'failed', failures }, limit);
   const key = typeof error === 'object' && error !== null ? error : failure;
-  const first = !engine.failuresTold.has(key);
-  engine.failuresTold.add(key);
+  const told = failuresTold(engine);
+  const first = !told.has(key);
+  told.add(key);
   const what = thrown === undefined ? 'the step goes out unchanged' : `the step does not fit the window of ${thrown.window} tokens, so the CompactionError is thrown`;
   const said = `ai-compaction: compaction failed (${failure.reason}): ${failureDetail(failure)}; ${what}.`;
   const until =
@@ -99,6 +99,9 @@ export async function holdAfterFailure(
   const placed = await saveHold(engine, view, { size, cause: 'failed', failures }, first ? until : undefined);
   if (!placed && first) engine.warn(said);
 }
+
+/** Failed compactions already warned about: the steps that joined one (SPEC 11) share its error. */
+const failuresTold = ownState(() => new WeakSet<object>());
 
 /** Failures in a row counted at most (the schema's bound). */
 const MAX_FAILURES = 64;

@@ -1,10 +1,13 @@
-import { type Engine, modelKey, warnOnce } from '../engine';
+import { type Engine, modelKey, ownState, warnOnce } from '../engine';
 import { isAbort, messageOf } from '../errors';
 import { isContextOverflowError } from '../overflow/recognize';
 import type { GenerateResult, Message, Model, Part } from '../prompt/types';
 import { type Estimator, FIXED_ESTIMATOR, estimateMessages } from '../sizing/estimate';
 import type { StepView } from '../view';
 import { nativeProviderFor } from './native-providers';
+
+/** Models whose provider refused native compaction or answered it without an item. */
+const unavailableOf = ownState(() => new Set<string>());
 
 /**
  * Asks the provider to compact the step's own request, `covered` being what it sent up to the live
@@ -19,7 +22,8 @@ export async function nativeItem(
   covered: Message[],
 ): Promise<{ provider: 'openai' | 'anthropic'; part: Part } | undefined> {
   const key = modelKey(model);
-  const provider = engine.nativeUnavailable.has(key) ? undefined : nativeProviderFor(model);
+  const unavailable = unavailableOf(engine);
+  const provider = unavailable.has(key) ? undefined : nativeProviderFor(model);
   if (provider !== undefined) {
     // The item stands for what it is asked about: everything but the live part (the new user
     // messages, or the newest step), which goes out after it (and not twice).
@@ -38,7 +42,7 @@ export async function nativeItem(
       // Refused outright (a model without on-demand compaction, options the client rejects):
       // ordinary compaction from now on. A transient failure falls back for this compaction only.
       const transient = (error as { isRetryable?: unknown } | null)?.isRetryable === true;
-      if (!transient) engine.nativeUnavailable.add(key);
+      if (!transient) unavailable.add(key);
       engine.warn(
         `ai-compaction: the native compaction request failed (${messageOf(error)}); using ordinary compaction` +
           (transient ? '' : ` for ${key} from now on`),
@@ -49,7 +53,7 @@ export async function nativeItem(
     if (part !== undefined) return { provider: provider.name, part };
     // A model that answers the trigger without an item (an older client, a model without native
     // compaction) is not asked again: each try costs a whole generation.
-    engine.nativeUnavailable.add(key);
+    unavailable.add(key);
   }
   warnOnce(engine, `native:${key}`, `ai-compaction: native compaction is not available for ${key}; using ordinary compaction`);
   return undefined;

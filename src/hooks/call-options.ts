@@ -1,5 +1,5 @@
 import { PROVIDER_OPTIONS_KEY } from '../checkpoint/summarize';
-import { describe } from '../options';
+import { describe } from '../errors';
 import type { CallOptions, ProviderOptions } from '../prompt/types';
 import type { CompactionCallOptions } from '../types';
 

@@ -3,7 +3,7 @@ import type { Engine } from '../engine';
 import { withCompactionMetadata } from '../metadata';
 import type { GenerateResult, Model } from '../prompt/types';
 import { type StepView, paramsFor } from '../view';
-import { recordUsage } from './usage';
+import { learnFromUsage } from './usage';
 
 /** `doGenerate` with overflow recovery: a rejection as too long is compacted and sent once more. */
 export async function generateWithRecovery(
@@ -19,10 +19,10 @@ export async function generateWithRecovery(
     if (!recoverable(step, error)) throw error;
     const next = await recover(engine, step, error, model);
     const retried = await model.doGenerate(paramsFor(next));
-    await recordUsage(engine, next, retried.usage);
+    await learnFromUsage(engine, next, retried.usage);
     return withCompactionMetadata(retried, next.compaction);
   }
   if (step === undefined) return result;
-  await recordUsage(engine, step, result.usage);
+  await learnFromUsage(engine, step, result.usage);
   return withCompactionMetadata(result, step.compaction);
 }

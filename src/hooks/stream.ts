@@ -5,7 +5,7 @@ import { withCompactionMetadata } from '../metadata';
 import { overflowFromStreamPart } from '../overflow/recognize';
 import type { Model, StreamPart, StreamResult, Usage } from '../prompt/types';
 import { type StepView, paramsFor } from '../view';
-import { recordUsage } from './usage';
+import { learnFromUsage } from './usage';
 
 /** Parts a stream may send before its first content part; held while a retry can still follow. */
 const NON_CONTENT_PARTS = new Set(['stream-start', 'response-metadata', 'raw', 'ping', 'custom']);
@@ -53,7 +53,7 @@ function retry(engine: Engine, next: StepView, model: Model): Promise<StreamResu
   return streamWithRecovery(engine, next, model, () => model.doStream(paramsFor(next)), true);
 }
 
-/** Passes every part through at once; the `finish` part gets the compaction metadata, and its usage is recorded at the end. */
+/** Passes every part through at once; the `finish` part gets the compaction metadata, and its usage is learned from at the end. */
 function observe(engine: Engine, stream: ReadableStream<StreamPart>, step: StepView | undefined): ReadableStream<StreamPart> {
   if (step === undefined) return stream;
   let usage: Usage | undefined;
@@ -65,7 +65,7 @@ function observe(engine: Engine, stream: ReadableStream<StreamPart>, step: StepV
         controller.enqueue(withCompactionMetadata(part, step.compaction));
       },
       async flush() {
-        await recordUsage(engine, step, usage);
+        await learnFromUsage(engine, step, usage);
       },
     }),
   );

@@ -5,11 +5,11 @@ import { measurePrompt } from '../sizing/estimate';
 import { type StepView, frameChars, frameDigest, outgoingPrompt, supersededCounts } from '../view';
 
 /**
- * Records the provider's usage of a step as the counted baseline of the prompt it measured, and
- * learns the model's characters a token from it (SPEC 5). A failure to record is only logged: a
+ * Keeps the provider's usage of a step as the counted baseline of the prompt it measured, and
+ * learns the model's characters a token from it (SPEC 5). A failure to keep it is only logged: a
  * lost count means the next step estimates.
  */
-export async function recordUsage(engine: Engine, view: StepView, usage: Usage | undefined): Promise<void> {
+export async function learnFromUsage(engine: Engine, view: StepView, usage: Usage | undefined): Promise<void> {
   const input = usage?.inputTokens?.total;
   // No prompt is 0 tokens: some OpenAI-compatible servers say 0 for a cached prompt. No count.
   if (typeof input !== 'number' || !(input > 0)) return;

@@ -172,6 +172,17 @@ describe('hash', () => {
       expect(await one.of(3)).not.toBe(await other.of(3));
     });
 
+    it('should say which lengths and digests name a prefix of the conversation, and that a longer one names none', async () => {
+      const one = new PrefixDigests('', conversation);
+      const other = new PrefixDigests('', [...conversation.slice(0, 2), user('src/b.ts'), assistant('ok')]);
+      expect(await one.hasPrefix({ length: 2, digest: await other.of(2) })).toBe(true);
+      expect(await one.hasPrefix({ length: 3, digest: await one.of(3) })).toBe(true);
+      expect(await one.hasPrefix({ length: 3, digest: await other.of(3) })).toBe(false);
+      // Named by a longer conversation: no prefix of this one (and no RangeError).
+      const longer = new PrefixDigests('', [...conversation, user('more')]);
+      expect(await one.hasPrefix({ length: conversation.length + 1, digest: await longer.of(conversation.length + 1) })).toBe(false);
+    });
+
     it('should change every digest with the scope', async () => {
       const one = new PrefixDigests('tenant-1', conversation);
       const other = new PrefixDigests('tenant-2', conversation);

@@ -10,7 +10,7 @@ import type { CallOptions, Message, Part } from '../../src/prompt/types';
 import { FIXED_ESTIMATOR, estimatePrompt } from '../../src/sizing/estimate';
 import { buildState, parseState } from '../../src/state';
 import { Keeper } from '../../src/store/keeper';
-import type { StoredCheckpoint } from '../../src/store/records';
+import type { StoredCheckpoint } from '../../src/store/format';
 import { resolveView, withCheckpoint } from '../../src/view';
 import { MockLanguageModel, SUMMARY, isSummaryPrompt, lastText, textResult } from '../support/models';
 import { assistant, recordingLogger, scriptedModel, textOf, toolResult, user, wrap } from '../support/harness';

@@ -4,7 +4,7 @@ import type { FunctionTool, Message } from '../../src/prompt/types';
 import { buildState } from '../../src/state';
 import { estimatePrompt, estimateTools } from '../../src/sizing/estimate';
 import { REFRESH_MS, SAMPLE_LIMIT, charsPerToken, mergeSamples, sampleOf, tokenizerFactor } from '../../src/sizing/learned';
-import type { SizingRecord } from '../../src/store/records';
+import type { ModelSizing } from '../../src/store/format';
 import { sha256Hex } from '../../src/prompt/hash';
 import { assistant, recordingLogger, scriptedModel, system, textOf, user, wrap } from '../support/harness';
 
@@ -261,7 +261,7 @@ describe('learned characters a token', () => {
     });
 
     it('should refuse a state whose record is of another model than its key', () => {
-      const record: SizingRecord = { v: 1, model: 'b:other', chars: [sample(12_000, 4_000)], tokenizer: [] };
+      const record: ModelSizing = { v: 1, model: 'b:other', chars: [sample(12_000, 4_000)], tokenizer: [] };
       const state = buildState(new Map(), new Map(), { 'a:model': record });
       expect(() => compaction({ state })).toThrow('ai-compaction: option state is refused: sizing.a:model holds what was learned of another model (b:other)');
     });

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type CompactionStore, compaction, memoryStore } from '../../src';
 import { Keeper, PROBE_FIRST_MS, PROBE_MAX_MS, STORE_TIMEOUT_MS } from '../../src/store/keeper';
-import type { StoredCheckpoint } from '../../src/store/records';
+import type { StoredCheckpoint } from '../../src/store/format';
 import type { Message } from '../../src/prompt/types';
 import { assistant, chat, recordingLogger, scriptedModel, user, wrap } from '../support/harness';
 

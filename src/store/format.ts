@@ -66,7 +66,7 @@ export const checkpointSchema = z
       .optional(),
     /**
      * For a checkpoint prepared ahead: what its requests in the background cost, reported by the
-     * step that first sends it, on whichever instance (docs/observability.md). Optional: records
+     * step that first sends it, on whichever instance (docs/observability.md). Optional: values
      * written before it existed read as having none.
      */
     usage: z
@@ -112,7 +112,7 @@ const checkpointRef = z
   })
   .strict();
 
-const countRecord = z
+const countSchema = z
   .object({
     /** Messages of the caller's conversation in the prompt the provider counted. */
     length: z.number().int().positive(),
@@ -121,14 +121,14 @@ const countRecord = z
     checkpoint: digest.nullable(),
     /** Digest of the system messages and tool definitions it was sent with. */
     frame: digest,
-    /** Characters of those: a count stays the baseline when only they changed, plus their growth (absent in older records). */
+    /** Characters of those: a count stays the baseline when only they changed, plus their growth (absent in older values). */
     frameChars: count.optional(),
     input: count,
     output: count,
   })
   .strict();
 
-export type CountRecord = z.infer<typeof countRecord>;
+export type Count = z.infer<typeof countSchema>;
 
 /**
  * Why a conversation is held (SPEC 6.8), and so what ends the hold besides the conversation no
@@ -179,7 +179,7 @@ export const threadSchema = z
   .object({
     v: z.literal(FORMAT_VERSION),
     checkpoints: z.array(checkpointRef).max(64),
-    counts: z.array(countRecord).max(64),
+    counts: z.array(countSchema).max(64),
     /** Conversations held from compacting on their own (SPEC 6.8: no progress, nothing older, a failure), newest first. */
     holds: z.array(hold).max(64),
     /**
@@ -190,7 +190,7 @@ export const threadSchema = z
      * a step at the ceiling reads this list; the one that sends a prepared checkpoint first adds
      * it to `checkpoints` (it is promoted), and from then on it is found like any other. An entry
      * left here after that, or covering no more than the conversation's checkpoint, is inert.
-     * Optional: records written before it existed read as having none.
+     * Optional: threads written before it existed read as having none.
      */
     prepared: z.array(checkpointRef).max(64).optional(),
     /**
@@ -237,7 +237,7 @@ export const sizingSchema = z
   })
   .strict();
 
-export type SizingRecord = z.infer<typeof sizingSchema>;
+export type ModelSizing = z.infer<typeof sizingSchema>;
 
 export const sizingKey = (digestHex: string) => `sizing:${digestHex}`;
 
@@ -256,7 +256,7 @@ export interface ThreadPatch {
 /** The identity of each kind of thread entry: a newer entry of the same identity replaces the older. */
 const entryKeys = {
   checkpoints: (item: Thread['checkpoints'][number]) => item.digest,
-  counts: (item: CountRecord) => `${item.digest}:${item.checkpoint}`,
+  counts: (item: Count) => `${item.digest}:${item.checkpoint}`,
   holds: (item: Hold) => `${item.digest}:${item.checkpoint}`,
   leases: (item: Lease) => `${item.digest}:${item.owner}`,
 };
@@ -285,7 +285,7 @@ export function mergeThreads(current: Thread, next: ThreadPatch, now = Date.now(
     checkpoints,
     counts: unique([...(next.counts ?? []), ...current.counts], entryKeys.counts).slice(0, THREAD_LIMIT),
     holds: unique([...(next.holds ?? []), ...current.holds], entryKeys.holds).slice(0, THREAD_LIMIT),
-    // Written only once there is one, so records without prepared checkpoints stay as they were.
+    // Written only once there is one, so threads without prepared checkpoints stay as they were.
     ...(prepared.length === 0 ? {} : { prepared }),
     ...(leases.length === 0 ? {} : { leases }),
   };
