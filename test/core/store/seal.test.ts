@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { compaction, memoryStore } from '../../src';
-import { checkpointText } from '../../src/checkpoint/message';
-import type { Message } from '../../src/prompt/types';
-import { SEALED_PREFIX, createSealer } from '../../src/store/seal';
-import { assistant, recordingLogger, scriptedModel, user, wrap } from '../support/harness';
-import { SUMMARY } from '../support/models';
+import { compaction, memoryStore } from '../../../src';
+import { checkpointText } from '../../../src/checkpoint/message';
+import type { Message } from '../../../src/prompt/types';
+import { SEALED_PREFIX, createSealer } from '../../../src/store/seal';
+import { assistant, recordingLogger, scriptedModel, user, wrap } from '../../support/harness';
+import { SUMMARY } from '../../support/models';
 
 // Sealed values (option `secret`, docs/stores.md): AES-GCM through Web Crypto, an HKDF key per kind
 // of record, the store key bound in. Runs on Node and in the Edge runtime (Web Crypto only).

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { checkpointMessage, checkpointText, neutraliseTags } from '../../src/checkpoint/message';
-import { RECORD_STYLE, serialize } from '../../src/checkpoint/serialize';
-import type { Message } from '../../src/prompt/types';
+import { checkpointMessage, checkpointText, neutraliseTags } from '../../../src/checkpoint/message';
+import { RECORD_STYLE, serialize } from '../../../src/checkpoint/serialize';
+import type { Message } from '../../../src/prompt/types';
 
 const count = (text: string, needle: string) => text.split(needle).length - 1;
 

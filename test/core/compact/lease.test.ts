@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { type CompactionRecord, compaction, memoryStore } from '../../src';
-import { checkpointText } from '../../src/checkpoint/message';
-import type { Message } from '../../src/prompt/types';
-import { scriptedModel, wrap } from '../support/harness';
-import { SUMMARY, textResult } from '../support/models';
-import { atCeiling, band, gate, under } from '../support/prepare-fixtures';
+import { type CompactionRecord, compaction, memoryStore } from '../../../src';
+import { checkpointText } from '../../../src/checkpoint/message';
+import type { Message } from '../../../src/prompt/types';
+import { scriptedModel, wrap } from '../../support/harness';
+import { SUMMARY, textResult } from '../../support/models';
+import { atCeiling, band, gate, under } from '../../support/prepare-fixtures';
 
 // One summary for a prefix across instances (docs/stores.md, the lease): two instances sharing one
 // store, as two server processes sharing a Redis. 20,000 window -> 17,000 ceiling; prepared from 13,600.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { renderTranscript, shortenTranscript, transcriptMessageText } from '../../src/checkpoint/shorten';
-import { exchanges } from '../../src/prompt/conversation';
-import type { Message } from '../../src/prompt/types';
+import { renderTranscript, shortenTranscript, transcriptMessageText } from '../../../src/checkpoint/shorten';
+import { exchanges } from '../../../src/prompt/conversation';
+import type { Message } from '../../../src/prompt/types';
 
 /** Tokens of a text at 4 characters a token, rounded: the budget that text just fits. */
 const tokens = (text: string) => Math.round(text.length / 4);

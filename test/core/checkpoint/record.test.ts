@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { recordBudget, selectRecord } from '../../src/checkpoint/record';
-import { RECORD_STYLE, RECORD_TOOL_OUTPUT_LIMIT, serialize, truncate } from '../../src/checkpoint/serialize';
-import type { Message } from '../../src/prompt/types';
-import { ceiling } from '../../src/sizing/ceiling';
+import { recordBudget, selectRecord } from '../../../src/checkpoint/record';
+import { RECORD_STYLE, RECORD_TOOL_OUTPUT_LIMIT, serialize, truncate } from '../../../src/checkpoint/serialize';
+import type { Message } from '../../../src/prompt/types';
+import { ceiling } from '../../../src/sizing/ceiling';
 
 const user = (text: string): Message => ({ role: 'user', content: [{ type: 'text', text }] });
 const assistant = (text: string): Message => ({ role: 'assistant', content: [{ type: 'text', text }] });

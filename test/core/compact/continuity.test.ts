@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { compaction } from '../../src';
-import { IDENTIFIERS_HEADING } from '../../src/checkpoint/identifiers';
-import type { Message } from '../../src/prompt/types';
-import { estimateMessages, estimatePrompt } from '../../src/sizing/estimate';
-import { SUMMARY, textResult } from '../support/models';
-import { assistant, scriptedModel, textOf, toolCall, toolResult, user, wrap } from '../support/harness';
+import { compaction } from '../../../src';
+import { IDENTIFIERS_HEADING } from '../../../src/checkpoint/identifiers';
+import type { Message } from '../../../src/prompt/types';
+import { estimateMessages, estimatePrompt } from '../../../src/sizing/estimate';
+import { SUMMARY, textResult } from '../../support/models';
+import { assistant, scriptedModel, textOf, toolCall, toolResult, user, wrap } from '../../support/harness';
 
 const tokens = (count: number, letter = 'u') => letter.repeat(count * 4);
 

@@ -4,8 +4,8 @@ import {
   splitPrompt,
   textMessage,
   trailingUserStart,
-} from '../../src/prompt/conversation';
-import type { Message } from '../../src/prompt/types';
+} from '../../../src/prompt/conversation';
+import type { Message } from '../../../src/prompt/types';
 
 const system = (content: string): Message => ({ role: 'system', content });
 const user = (text: string): Message => ({ role: 'user', content: [{ type: 'text', text }] });

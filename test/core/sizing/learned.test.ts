@@ -1,12 +1,12 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { compaction, memoryStore } from '../../src';
-import type { FunctionTool, Message } from '../../src/prompt/types';
-import { buildState } from '../../src/state';
-import { estimatePrompt, estimateTools } from '../../src/sizing/estimate';
-import { REFRESH_MS, SAMPLE_LIMIT, charsPerToken, mergeSamples, sampleOf, tokenizerFactor } from '../../src/sizing/learned';
-import type { ModelSizing } from '../../src/store/format';
-import { sha256Hex } from '../../src/prompt/hash';
-import { assistant, recordingLogger, scriptedModel, system, textOf, user, wrap } from '../support/harness';
+import { compaction, memoryStore } from '../../../src';
+import type { FunctionTool, Message } from '../../../src/prompt/types';
+import { buildState } from '../../../src/state';
+import { estimatePrompt, estimateTools } from '../../../src/sizing/estimate';
+import { REFRESH_MS, SAMPLE_LIMIT, charsPerToken, mergeSamples, sampleOf, tokenizerFactor } from '../../../src/sizing/learned';
+import type { ModelSizing } from '../../../src/store/format';
+import { sha256Hex } from '../../../src/prompt/hash';
+import { assistant, recordingLogger, scriptedModel, system, textOf, user, wrap } from '../../support/harness';
 
 // SPEC 5: the estimate learns each model's characters a token from the provider's counts.
 // A conversation is told apart by its first user message; `counts` says what the provider counts

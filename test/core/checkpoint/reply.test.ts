@@ -5,8 +5,8 @@ import {
   SUMMARY_PROMPT,
   TEMPLATE_HEADINGS,
   UPDATE_PROMPT,
-} from '../../src/checkpoint/prompts';
-import { hasTemplateHeading, replyText, stripThinking, unifiedFinishReason } from '../../src/checkpoint/reply';
+} from '../../../src/checkpoint/prompts';
+import { hasTemplateHeading, replyText, stripThinking, unifiedFinishReason } from '../../../src/checkpoint/reply';
 
 const FIRST_LINE =
   'You MUST summarize the conversation above into a structured summary that will be given to another agent to resume the work.';

@@ -5,9 +5,9 @@ import {
   identifierBudget,
   identifiersSection,
   withoutIdentifiersSection,
-} from '../../src/checkpoint/identifiers';
-import type { Message } from '../../src/prompt/types';
-import { assistant, toolCall, toolResult, user } from '../support/harness';
+} from '../../../src/checkpoint/identifiers';
+import type { Message } from '../../../src/prompt/types';
+import { assistant, toolCall, toolResult, user } from '../../support/harness';
 
 const error = (id: string, text: string): Message => ({
   role: 'tool',

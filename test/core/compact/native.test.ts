@@ -1,13 +1,13 @@
 import { APICallError } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { compaction } from '../../src';
-import { checkpointText } from '../../src/checkpoint/message';
-import { selectRecord } from '../../src/checkpoint/record';
-import { keptUserMessages } from '../../src/compact/native';
-import type { CallOptions, Message } from '../../src/prompt/types';
-import { type Estimator, FIXED_ESTIMATOR, estimateMessages } from '../../src/sizing/estimate';
-import { MockLanguageModel, SUMMARY, finish, isSummaryPrompt, textResult, usage } from '../support/models';
-import { assistant, recordingLogger, system, textOf, user, wrap } from '../support/harness';
+import { compaction } from '../../../src';
+import { checkpointText } from '../../../src/checkpoint/message';
+import { selectRecord } from '../../../src/checkpoint/record';
+import { keptUserMessages } from '../../../src/compact/native';
+import type { CallOptions, Message } from '../../../src/prompt/types';
+import { type Estimator, FIXED_ESTIMATOR, estimateMessages } from '../../../src/sizing/estimate';
+import { MockLanguageModel, SUMMARY, finish, isSummaryPrompt, textResult, usage } from '../../support/models';
+import { assistant, recordingLogger, system, textOf, user, wrap } from '../../support/harness';
 
 const tokens = (count: number, letter = 'u') => letter.repeat(count * 4);
 

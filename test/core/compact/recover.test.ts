@@ -1,11 +1,11 @@
 import { APICallError } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { CompactionError, compaction, compactionOf } from '../../src';
-import { checkpointText } from '../../src/checkpoint/message';
-import type { CallOptions, Message } from '../../src/prompt/types';
-import { estimatePrompt } from '../../src/sizing/estimate';
-import { MockLanguageModel, SUMMARY, convertArrayToReadableStream, convertReadableStreamToArray, finish, isSummaryPrompt, textResult, usage } from '../support/models';
-import { assistant, chat, recordingLogger, textOf, user, wrap } from '../support/harness';
+import { CompactionError, compaction, compactionOf } from '../../../src';
+import { checkpointText } from '../../../src/checkpoint/message';
+import type { CallOptions, Message } from '../../../src/prompt/types';
+import { estimatePrompt } from '../../../src/sizing/estimate';
+import { MockLanguageModel, SUMMARY, convertArrayToReadableStream, convertReadableStreamToArray, finish, isSummaryPrompt, textResult, usage } from '../../support/models';
+import { assistant, chat, recordingLogger, textOf, user, wrap } from '../../support/harness';
 
 const tokens = (count: number, letter = 'u') => letter.repeat(count * 4);
 

@@ -1,11 +1,11 @@
 import { generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { CompactionError, compaction, memoryStore } from '../../src';
-import type { CallOptions, Message } from '../../src/prompt/types';
-import { estimatePrompt } from '../../src/sizing/estimate';
-import { MockLanguageModel, SUMMARY, isSummaryPrompt, textResult, usage } from '../support/models';
-import { assistant, recordingLogger, scriptedModel, textOf, user, wrap } from '../support/harness';
+import { CompactionError, compaction, memoryStore } from '../../../src';
+import type { CallOptions, Message } from '../../../src/prompt/types';
+import { estimatePrompt } from '../../../src/sizing/estimate';
+import { MockLanguageModel, SUMMARY, isSummaryPrompt, textResult, usage } from '../../support/models';
+import { assistant, recordingLogger, scriptedModel, textOf, user, wrap } from '../../support/harness';
 
 const tokens = (count: number, letter = 'u') => letter.repeat(count * 4);
 const STEPS = 200;

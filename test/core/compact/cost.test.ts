@@ -1,11 +1,11 @@
 import { APICallError } from 'ai';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { type CompactionRecord, compaction, compactionOf, memoryStore } from '../../src';
-import { REMINDER_PROMPT, SUMMARY_FIRST_LINE } from '../../src/checkpoint/prompts';
-import type { CallOptions, Message } from '../../src/prompt/types';
-import { MockLanguageModel, SUMMARY, finish, isSummaryPrompt, lastText, textResult, usage } from '../support/models';
-import { atCeiling, band, gate, tokens } from '../support/prepare-fixtures';
-import { assistant, chat, recordingLogger, scriptedModel, system, user, wrap } from '../support/harness';
+import { type CompactionRecord, compaction, compactionOf, memoryStore } from '../../../src';
+import { REMINDER_PROMPT, SUMMARY_FIRST_LINE } from '../../../src/checkpoint/prompts';
+import type { CallOptions, Message } from '../../../src/prompt/types';
+import { MockLanguageModel, SUMMARY, finish, isSummaryPrompt, lastText, textResult, usage } from '../../support/models';
+import { atCeiling, band, gate, tokens } from '../../support/prepare-fixtures';
+import { assistant, chat, recordingLogger, scriptedModel, system, user, wrap } from '../../support/harness';
 
 // What a compaction costs (docs/observability.md): `usage` on its record, its metadata and the info
 // line. Time is a counted clock: `performance.now()` reads `clock`, which only a model call moves.

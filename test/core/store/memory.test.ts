@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { memoryStore } from '../../src/store/memory';
+import { memoryStore } from '../../../src/store/memory';
 
 /** Bytes the store counts for one entry: 2 per UTF-16 code unit of key and value. */
 const size = (key: string, value: string) => 2 * (key.length + value.length);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bufferTokens, ceiling, defaultBuffer } from '../../src/sizing/ceiling';
+import { bufferTokens, ceiling, defaultBuffer } from '../../../src/sizing/ceiling';
 
 describe('ceiling', () => {
   describe('default buffer', () => {

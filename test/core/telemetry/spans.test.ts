@@ -4,11 +4,11 @@ import { BasicTracerProvider, InMemorySpanExporter, type ReadableSpan, SimpleSpa
 import * as ai from 'ai';
 import { APICallError, generateText } from 'ai';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { compaction } from '../../src';
-import type { CallOptions, Message } from '../../src/prompt/types';
-import { AI_SDK_MAJOR, MockLanguageModel, SUMMARY, finish, isSummaryPrompt } from '../support/models';
-import { band, atCeiling } from '../support/prepare-fixtures';
-import { assistant, scriptedModel, system, toolCall, toolResult, user, wrap } from '../support/harness';
+import { compaction } from '../../../src';
+import type { CallOptions, Message } from '../../../src/prompt/types';
+import { AI_SDK_MAJOR, MockLanguageModel, SUMMARY, finish, isSummaryPrompt } from '../../support/models';
+import { band, atCeiling } from '../../support/prepare-fixtures';
+import { assistant, scriptedModel, system, toolCall, toolResult, user, wrap } from '../../support/harness';
 
 // The spans of a compaction (docs/observability.md), exported by the OpenTelemetry SDK to memory:
 // `ai-compaction.compact` under the AI SDK's step span (ai@6: `experimental_telemetry`; ai@7:

@@ -1,11 +1,11 @@
 import { APICallError } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { CompactionError, compaction } from '../../src';
-import { checkpointMessage } from '../../src/checkpoint/message';
-import { ceiling } from '../../src/sizing/ceiling';
-import type { CallOptions, Message } from '../../src/prompt/types';
-import { MockLanguageModel, SUMMARY, convertArrayToReadableStream, convertReadableStreamToArray, isSummaryPrompt, textResult } from '../support/models';
-import { assistant, chat, recordingLogger, textEstimate as estimate, user, wrap } from '../support/harness';
+import { CompactionError, compaction } from '../../../src';
+import { checkpointMessage } from '../../../src/checkpoint/message';
+import { ceiling } from '../../../src/sizing/ceiling';
+import type { CallOptions, Message } from '../../../src/prompt/types';
+import { MockLanguageModel, SUMMARY, convertArrayToReadableStream, convertReadableStreamToArray, isSummaryPrompt, textResult } from '../../support/models';
+import { assistant, chat, recordingLogger, textEstimate as estimate, user, wrap } from '../../support/harness';
 
 // Overflow recovery rules (SPEC 7, 6.8, 11) with exact numbers worked out from the spec:
 // 4 characters a token; a compaction keeps a quarter of the room (the ceiling less the system

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { generateText, stepCountIs, streamText, wrapLanguageModel } from 'ai';
-import { type CompactionRecord, compaction, compactionOf } from '../../src';
-import type { Message, Part } from '../../src/prompt/types';
-import { estimatePrompt } from '../../src/sizing/estimate';
-import { STEPS, readFileAgent, readFileTools } from '../support/read-file-agent';
+import { type CompactionRecord, compaction, compactionOf } from '../../../src';
+import type { Message, Part } from '../../../src/prompt/types';
+import { estimatePrompt } from '../../../src/sizing/estimate';
+import { STEPS, readFileAgent, readFileTools } from '../../support/read-file-agent';
 
 const WINDOW = 20_000;
 

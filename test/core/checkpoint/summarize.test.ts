@@ -1,14 +1,14 @@
 import { APICallError } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { CompactionError } from '../../src';
-import { checkpointMessage } from '../../src/checkpoint/message';
-import { SUMMARY_PROMPT, UPDATE_PROMPT } from '../../src/checkpoint/prompts';
-import { shortenTranscript, transcriptMessageText } from '../../src/checkpoint/shorten';
-import { type SummarizeInput, summarize } from '../../src/checkpoint/summarize';
-import type { CallOptions, FunctionTool, Message, Model, SystemMessage } from '../../src/prompt/types';
-import { type Estimator, FIXED_ESTIMATOR, estimateMessages, estimatePrompt } from '../../src/sizing/estimate';
-import { MockLanguageModel, SUMMARY, textResult } from '../support/models';
-import { assistant, system, textEstimate as estimate, user } from '../support/harness';
+import { CompactionError } from '../../../src';
+import { checkpointMessage } from '../../../src/checkpoint/message';
+import { SUMMARY_PROMPT, UPDATE_PROMPT } from '../../../src/checkpoint/prompts';
+import { shortenTranscript, transcriptMessageText } from '../../../src/checkpoint/shorten';
+import { type SummarizeInput, summarize } from '../../../src/checkpoint/summarize';
+import type { CallOptions, FunctionTool, Message, Model, SystemMessage } from '../../../src/prompt/types';
+import { type Estimator, FIXED_ESTIMATOR, estimateMessages, estimatePrompt } from '../../../src/sizing/estimate';
+import { MockLanguageModel, SUMMARY, textResult } from '../../support/models';
+import { assistant, system, textEstimate as estimate, user } from '../../support/harness';
 
 // The summary request when the conversation is too big for it (SPEC 6.1 room, 6.6), with
 // `summarize()` called directly. Every expected number is worked out here from the spec's

@@ -1,16 +1,16 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { APICallError, generateText, stepCountIs, wrapLanguageModel } from 'ai';
-import { type CompactionRecord, compaction, compactionOf, memoryStore } from '../../src';
-import { checkpointText } from '../../src/checkpoint/message';
-import { UPDATE_PROMPT } from '../../src/checkpoint/prompts';
-import { resolveOptions } from '../../src/options';
-import type { Message } from '../../src/prompt/types';
-import { estimatePrompt } from '../../src/sizing/estimate';
-import { SUMMARY, isSummaryPrompt, textResult, usage } from '../support/models';
-import { MockLanguageModel } from '../support/models';
-import { atCeiling, band, gate, tokens, under } from '../support/prepare-fixtures';
-import { readFileAgent, readFileTools } from '../support/read-file-agent';
-import { assistant, recordingLogger, scriptedModel, system, textOf, toolCall, toolCallingModel, toolResult, user, wrap } from '../support/harness';
+import { type CompactionRecord, compaction, compactionOf, memoryStore } from '../../../src';
+import { checkpointText } from '../../../src/checkpoint/message';
+import { UPDATE_PROMPT } from '../../../src/checkpoint/prompts';
+import { resolveOptions } from '../../../src/options';
+import type { Message } from '../../../src/prompt/types';
+import { estimatePrompt } from '../../../src/sizing/estimate';
+import { SUMMARY, isSummaryPrompt, textResult, usage } from '../../support/models';
+import { MockLanguageModel } from '../../support/models';
+import { atCeiling, band, gate, tokens, under } from '../../support/prepare-fixtures';
+import { readFileAgent, readFileTools } from '../../support/read-file-agent';
+import { assistant, recordingLogger, scriptedModel, system, textOf, toolCall, toolCallingModel, toolResult, user, wrap } from '../../support/harness';
 
 // SPEC 14. A 20,000-token window has a 17,000-token ceiling (SPEC 4); `prepare: 0.8` prepares from
 // 13,600. The conversations it grows through are in ../support/prepare-fixtures.ts.

@@ -1,19 +1,19 @@
 import { APICallError } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { compaction, compactionOf, memoryStore } from '../../src';
-import { clearToolOutputs, clearedNote, clearingEnd, clearingThresholds } from '../../src/checkpoint/clear';
-import { UPDATE_PROMPT } from '../../src/checkpoint/prompts';
-import { planClearing } from '../../src/compact/clear';
-import { resolveOptions } from '../../src/options';
-import { liveStart } from '../../src/prompt/conversation';
-import type { CallOptions, Message, Part } from '../../src/prompt/types';
-import { FIXED_ESTIMATOR, estimatePrompt } from '../../src/sizing/estimate';
-import { buildState, parseState } from '../../src/state';
-import { Keeper } from '../../src/store/keeper';
-import type { StoredCheckpoint } from '../../src/store/format';
-import { resolveView, withCheckpoint } from '../../src/view';
-import { MockLanguageModel, SUMMARY, isSummaryPrompt, lastText, textResult } from '../support/models';
-import { assistant, recordingLogger, scriptedModel, textOf, toolResult, user, wrap } from '../support/harness';
+import { compaction, compactionOf, memoryStore } from '../../../src';
+import { clearToolOutputs, clearedNote, clearingEnd, clearingThresholds } from '../../../src/checkpoint/clear';
+import { UPDATE_PROMPT } from '../../../src/checkpoint/prompts';
+import { planClearing } from '../../../src/compact/clear';
+import { resolveOptions } from '../../../src/options';
+import { liveStart } from '../../../src/prompt/conversation';
+import type { CallOptions, Message, Part } from '../../../src/prompt/types';
+import { FIXED_ESTIMATOR, estimatePrompt } from '../../../src/sizing/estimate';
+import { buildState, parseState } from '../../../src/state';
+import { Keeper } from '../../../src/store/keeper';
+import type { StoredCheckpoint } from '../../../src/store/format';
+import { resolveView, withCheckpoint } from '../../../src/view';
+import { MockLanguageModel, SUMMARY, isSummaryPrompt, lastText, textResult } from '../../support/models';
+import { assistant, recordingLogger, scriptedModel, textOf, toolResult, user, wrap } from '../../support/harness';
 
 /** A call of `ls` with no input: 4 characters, one token. */
 const call = (id: string): Message => ({ role: 'assistant', content: [{ type: 'tool-call', toolCallId: id, toolName: 'ls', input: {} }] });

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { afterCheckpoint, shortenStep } from '../../src/checkpoint/live';
-import { liveEnd, liveStart, stepEnd } from '../../src/prompt/conversation';
-import type { Message } from '../../src/prompt/types';
-import { estimateMessages } from '../../src/sizing/estimate';
-import { assistant, toolCall, toolResult, user } from '../support/harness';
+import { afterCheckpoint, shortenStep } from '../../../src/checkpoint/live';
+import { liveEnd, liveStart, stepEnd } from '../../../src/prompt/conversation';
+import type { Message } from '../../../src/prompt/types';
+import { estimateMessages } from '../../../src/sizing/estimate';
+import { assistant, toolCall, toolResult, user } from '../../support/harness';
 
 const output = (id: string, value: unknown): Message => ({
   role: 'tool',

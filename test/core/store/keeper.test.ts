@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { type CompactionStore, compaction, memoryStore } from '../../src';
-import { Keeper, PROBE_FIRST_MS, PROBE_MAX_MS, STORE_TIMEOUT_MS } from '../../src/store/keeper';
-import type { StoredCheckpoint } from '../../src/store/format';
-import type { Message } from '../../src/prompt/types';
-import { assistant, chat, recordingLogger, scriptedModel, user, wrap } from '../support/harness';
+import { type CompactionStore, compaction, memoryStore } from '../../../src';
+import { Keeper, PROBE_FIRST_MS, PROBE_MAX_MS, STORE_TIMEOUT_MS } from '../../../src/store/keeper';
+import type { StoredCheckpoint } from '../../../src/store/format';
+import type { Message } from '../../../src/prompt/types';
+import { assistant, chat, recordingLogger, scriptedModel, user, wrap } from '../../support/harness';
 
 // The outage rule (docs/stores.md), with fake timers and counted calls: a step waits for the store
 // 5 seconds at most in all, whatever number of calls it makes; once a call has timed out, or the

@@ -3,13 +3,13 @@
 // half); in order the live part, the summary (at most a quarter of the room), the identifiers (a
 // twentieth of the ceiling, at most 2,000), then the record the rest, at most `keep`.
 import { describe, expect, it } from 'vitest';
-import { CompactionError, compaction } from '../../src';
-import { DEFAULT_BUDGET_SHARE, MAX_BUDGET_SHARE, identifiersRoom, keepBudget, recordRoom } from '../../src/checkpoint/budget';
-import { planCompaction } from '../../src/compact/plan';
-import type { Message } from '../../src/prompt/types';
-import { FIXED_ESTIMATOR, estimatePrompt } from '../../src/sizing/estimate';
-import { assistant, filler, scriptedModel, system, textOf, toolCall, toolResult, user, wrap } from '../support/harness';
-import { textResult } from '../support/models';
+import { CompactionError, compaction } from '../../../src';
+import { DEFAULT_BUDGET_SHARE, MAX_BUDGET_SHARE, identifiersRoom, keepBudget, recordRoom } from '../../../src/checkpoint/budget';
+import { planCompaction } from '../../../src/compact/plan';
+import type { Message } from '../../../src/prompt/types';
+import { FIXED_ESTIMATOR, estimatePrompt } from '../../../src/sizing/estimate';
+import { assistant, filler, scriptedModel, system, textOf, toolCall, toolResult, user, wrap } from '../../support/harness';
+import { textResult } from '../../support/models';
 
 describe('keepBudget', () => {
   it('should leave a small window with a large system prompt half its room or less: 16k window, 6,000-token frame', () => {

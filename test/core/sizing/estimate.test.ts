@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { FunctionTool, Message } from '../../src/prompt/types';
-import { charsPerTokenOf, estimateMessages, estimatePrompt, estimateTools } from '../../src/sizing/estimate';
+import type { FunctionTool, Message } from '../../../src/prompt/types';
+import { charsPerTokenOf, estimateMessages, estimatePrompt, estimateTools } from '../../../src/sizing/estimate';
 
 const user = (text: string): Message => ({ role: 'user', content: [{ type: 'text', text }] });
 const userFile = (data: unknown, mediaType: string, extra: Record<string, unknown> = {}): Message => ({

@@ -7,7 +7,7 @@ import {
   isContextOverflowError,
   overflowFromStreamPart,
   promptTokensFromOverflow,
-} from '../../src/overflow/recognize';
+} from '../../../src/overflow/recognize';
 
 interface OverflowFixture {
   provider: string;
@@ -20,7 +20,7 @@ interface OverflowFixture {
   kind: 'context' | 'request-size' | null;
 }
 
-const fixtureModules = import.meta.glob<OverflowFixture>('../../fixtures/overflow/*.json', {
+const fixtureModules = import.meta.glob<OverflowFixture>('../../../fixtures/overflow/*.json', {
   eager: true,
   import: 'default',
 });

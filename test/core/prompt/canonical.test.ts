@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { bytesToBase64, canonical } from '../../src/prompt/canonical';
-import { PrefixDigests, sha256Hex } from '../../src/prompt/hash';
-import type { Message } from '../../src/prompt/types';
+import { bytesToBase64, canonical } from '../../../src/prompt/canonical';
+import { PrefixDigests, sha256Hex } from '../../../src/prompt/hash';
+import type { Message } from '../../../src/prompt/types';
 
 const encoder = new TextEncoder();
 
