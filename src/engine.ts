@@ -17,7 +17,7 @@ import type { CompactionOptions } from './types';
 export interface Engine {
   readonly settings: ResolvedOptions;
   readonly keeper: Keeper;
-  /** Each model's characters a token (or the `estimate` option's factor), learned from its counts (SPEC 5). */
+  /** Each model's characters a token (or the `estimate` option's factor), learned from its counts (docs/design.md, "The size of a prompt"). */
   readonly sizing: LearnedSizing;
   readonly warn: (message: string) => void;
   readonly info: (message: string) => void;

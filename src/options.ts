@@ -10,10 +10,10 @@ export type { CompactionLogger } from './types';
 
 export const DEFAULT_KEEP = 15_000;
 export const DEFAULT_SUMMARY_OUTPUT_TOKENS = 32_000;
-/** The share of the ceiling at which the next checkpoint is prepared in the background (SPEC 14). */
+/** The share of the ceiling at which the next checkpoint is prepared in the background (docs/design.md, "Preparing ahead"). */
 export const DEFAULT_PREPARE = 0.8;
 
-/** Whether old tool outputs are cleared before a summary is asked for (SPEC 13): decided by the benchmarks. */
+/** Whether old tool outputs are cleared before a summary is asked for (docs/design.md, "Clearing old tool results"): decided by the benchmarks. */
 export const DEFAULT_CLEAR_TOOL_RESULTS = false;
 
 /** `clearToolResults` after validation: off, or on with its `keep` and `atLeast` (`undefined`: the defaults, which depend on the ceiling). */

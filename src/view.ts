@@ -32,7 +32,7 @@ export interface StepView {
   sent: Message[];
   /** `provider:modelId` of the step's model. */
   modelKey: string;
-  /** How this step's model turns text into tokens: the learned characters a token, or the `estimate` option (SPEC 5). */
+  /** How this step's model turns text into tokens: the learned characters a token, or the `estimate` option (docs/design.md, "The size of a prompt"). */
   estimator: Estimator;
   /** The prompt's size: the provider's count it rests on, and what is estimated on top. */
   size: { counted: number; estimated: number };
@@ -61,8 +61,8 @@ export function paramsFor(view: StepView): CallOptions {
 
 /**
  * Where the conversation not yet covered by a checkpoint or a provider item begins. Messages whose
- * tool outputs a clearing replaced (SPEC 13) still go out, so they are not covered: a summary
- * covers them.
+ * tool outputs a clearing replaced (docs/design.md, "Clearing old tool results") still go out, so
+ * they are not covered: a summary covers them.
  */
 export function coveredUpTo(view: Pick<StepView, 'checkpoint' | 'boundaryEnd'>): number {
   if (view.checkpoint === undefined) return view.boundaryEnd;
@@ -210,7 +210,8 @@ interface Baseline {
 /**
  * The count a step rests on: the longest of its conversation's prefixes counted with the same
  * checkpoint and the same system messages and tool definitions; failing that, the longest counted
- * with other ones whose size is known (SPEC 5: an agent that adds a tool keeps its count).
+ * with other ones whose size is known (docs/design.md, "The size of a prompt": an agent that adds a
+ * tool keeps its count).
  */
 async function findCount(view: StepView, thread: Thread, digests: PrefixDigests): Promise<Baseline | undefined> {
   const checkpoint = view.checkpoint?.digest ?? null;

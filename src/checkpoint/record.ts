@@ -21,7 +21,8 @@ export function earlierStepsNote(steps: number): string {
 }
 
 /**
- * Chooses the record among what a new checkpoint covers, `conversation[from..end)` (SPEC 6.4):
+ * Chooses the record among what a new checkpoint covers, `conversation[from..end)` (docs/design.md,
+ * "The record"):
  * - the newest messages within `budget` tokens, starting at a user message;
  * - when the newest turn alone is larger, the record starts inside it at an assistant message (a
  *   tool call stays with its result), opening with that turn's user message verbatim (its ends

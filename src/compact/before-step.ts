@@ -39,9 +39,10 @@ export async function compactAtCeiling(engine: Engine, view: StepView, model: Mo
 }
 
 /**
- * Compacts a step before it goes out (SPEC 6.7). A failure leaves the step as it was: it goes out
- * unchanged when its estimate still fits the window, else the `CompactionError` is thrown. A failed
- * compaction holds the conversation from compacting on its own until it has grown (SPEC 6.8).
+ * Compacts a step before it goes out (docs/design.md, "Failure"). A failure leaves the step as it
+ * was: it goes out unchanged when its estimate still fits the window, else the `CompactionError` is
+ * thrown. A failed compaction holds the conversation from compacting on its own until it has grown
+ * (docs/design.md, "No progress").
  */
 export async function compactBeforeStep(
   engine: Engine,

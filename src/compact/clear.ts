@@ -40,13 +40,13 @@ export interface ClearingRequest {
 }
 
 /**
- * The cheap tier of a compaction (SPEC 13), decided without a model call or a store: the clearing
- * of old tool outputs this step would make, when it frees at least `atLeast` tokens and brings the
- * prompt to at most half the ceiling; `undefined` when a summary is needed instead. A manual
- * compaction (`compactNext()`) is a summary. Clearing never follows a clearing that did not make
- * room: when the conversation is back at the ceiling having grown by less than `atLeast` since the
- * last clearing (the provider counted the cleared prompt larger than its estimate), or when the
- * provider rejected the cleared prompt, a summary is made.
+ * The cheap tier of a compaction (docs/design.md, "Clearing old tool results"), decided without a
+ * model call or a store: the clearing of old tool outputs this step would make, when it frees at
+ * least `atLeast` tokens and brings the prompt to at most half the ceiling; `undefined` when a
+ * summary is needed instead. A manual compaction (`compactNext()`) is a summary. Clearing never
+ * follows a clearing that did not make room: when the conversation is back at the ceiling having
+ * grown by less than `atLeast` since the last clearing (the provider counted the cleared prompt
+ * larger than its estimate), or when the provider rejected the cleared prompt, a summary is made.
  */
 export function planClearing(settings: ResolvedOptions, { view, reason, limit, target, end, instead = false }: ClearingRequest): ClearingPlan | undefined {
   const setting = settings.clearToolResults;
@@ -88,9 +88,10 @@ export function planClearing(settings: ResolvedOptions, { view, reason, limit, t
 }
 
 /**
- * Clears old tool outputs in place of a summary when that is enough (SPEC 13): stored like a
- * checkpoint, found by the content of the messages it clears, reported as a compaction of kind
- * `clear`. Returns the view to send, or `undefined` when a summary is needed.
+ * Clears old tool outputs in place of a summary when that is enough (docs/design.md, "Clearing old
+ * tool results"): stored like a checkpoint, found by the content of the messages it clears,
+ * reported as a compaction of kind `clear`. Returns the view to send, or `undefined` when a summary
+ * is needed.
  */
 export async function clearFirst(engine: Engine, request: ClearingRequest): Promise<StepView | undefined> {
   const { view } = request;

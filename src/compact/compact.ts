@@ -30,11 +30,12 @@ export interface CompactRequest {
   window: number | undefined;
   /** The size the compacted prompt must stay under to count as progress. */
   target: number | undefined;
-  /** The ceiling the record takes at most a quarter of (SPEC 6.4). */
+  /** The ceiling the record takes at most a quarter of (docs/design.md, "The record"). */
   limit: number | undefined;
   /**
-   * Made ahead in the background (SPEC 14): stored as a prepared checkpoint (held back until a step
-   * at the ceiling sends it), not reported, no hold placed. The view's params carry no abort signal.
+   * Made ahead in the background (docs/design.md, "Preparing ahead"): stored as a prepared
+   * checkpoint (held back until a step at the ceiling sends it), not reported, no hold placed. The
+   * view's params carry no abort signal.
    */
   prepare?: boolean;
   /**
@@ -67,7 +68,8 @@ interface Job extends CompactRequest {
 export async function compact(engine: Engine, request: CompactRequest): Promise<StepView> {
   const { view, reason, target } = request;
   const { end } = coverage(request);
-  // The cheap tier first: old tool outputs cleared, no model call (SPEC 13).
+  // The cheap tier first: old tool outputs cleared, no model call (docs/design.md, "Clearing old
+  // tool results").
   const cleared = await clearFirst(engine, { view, reason, model: request.model, limit: request.limit, target, end });
   if (cleared !== undefined) return cleared;
   const made = await compactOnce(engine, request);
@@ -78,7 +80,8 @@ export async function compact(engine: Engine, request: CompactRequest): Promise<
 
 /**
  * Runs the summary (or the provider's item) a step needs, or joins the same one under way (a
- * step's, or one being prepared in the background: SPEC 11, 14), and returns what it made.
+ * step's, or one being prepared in the background: docs/stores.md; docs/design.md, "Preparing
+ * ahead"), and returns what it made.
  */
 export async function compactOnce(engine: Engine, request: CompactRequest): Promise<Made> {
   const { view, reason, target } = request;
@@ -123,7 +126,8 @@ async function reuseOrRun(engine: Engine, job: Job): Promise<Made> {
     await engine.keeper.savePrepared(view.threadDigest, existing, view.budget, job.catchUp === true);
     return { checkpoint: existing, prepared: true };
   }
-  // One prepared ahead and still held back (SPEC 14): this step is the first to send it.
+  // One prepared ahead and still held back (docs/design.md, "Preparing ahead"): this step is the
+  // first to send it.
   if (view.threadDigest !== undefined && (await heldBack(engine, view, digest))) return { checkpoint: existing, prepared: true };
   return { checkpoint: existing };
 }
@@ -190,7 +194,8 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
   const covered = view.conversation.slice(from, end);
   const tokensBefore = totalSize(view);
   // The request is what the step sent up to the end of what the checkpoint covers: never the live
-  // part, whose words another conversation sharing this prefix must not see (SPEC 6.1).
+  // part, whose words another conversation sharing this prefix must not see (docs/design.md, "The
+  // summary request").
   const request = coveredRequest(view, view.conversation.length - end);
   // An overflow is recovered by ordinary compaction: the native trigger would carry the very
   // prompt the provider just rejected.
@@ -264,7 +269,8 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
   };
   const next = withCheckpoint(view, made);
   const tokensAfter = next.size.estimated;
-  // Never a step over the window by this package's own estimate: nothing is stored (6.7).
+  // Never a step over the window by this package's own estimate: nothing is stored
+  // (docs/design.md, "Failure").
   if (window !== undefined && tokensAfter > window) {
     throw new CompactionError({
       reason: 'too-large',
@@ -320,13 +326,15 @@ function asSent(view: StepView): Message[] {
 }
 
 /**
- * Makes a checkpoint prepared ahead (SPEC 14) this conversation's checkpoint, as the step about to
- * send it for the first time: it is listed among the checkpoints steps find, and returned placed
- * in this step's view. Reported by `reportPrepared` once it is sure to go out.
+ * Makes a checkpoint prepared ahead (docs/design.md, "Preparing ahead") this conversation's
+ * checkpoint, as the step about to send it for the first time: it is listed among the checkpoints
+ * steps find, and returned placed in this step's view. Reported by `reportPrepared` once it is sure
+ * to go out.
  */
 async function promotePrepared(engine: Engine, view: StepView, checkpoint: StoredCheckpoint): Promise<StepView> {
   const { conversation, digests } = view;
-  // Where it left the prompt: the next one is prepared from there (SPEC 14, `preparingFrom`).
+  // Where it left the prompt: the next one is prepared from there (`preparingFrom`, docs/design.md,
+  // "Preparing ahead").
   const sent = digests === undefined ? undefined : { length: conversation.length, digest: await digests.of(conversation.length) };
   if (view.threadDigest !== undefined && !(await engine.keeper.promote(view.threadDigest, checkpoint, sent, view.budget))) {
     engine.warn('ai-compaction: the checkpoint prepared ahead could not be stored as sent; this step uses it, later steps may compact again');

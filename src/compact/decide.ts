@@ -9,13 +9,14 @@ export interface Plan {
   /** Why it compacts; `undefined`: it goes out as it is. */
   reason: 'auto' | 'manual' | undefined;
   window: number | undefined;
-  /** The ceiling (SPEC 4); `undefined` without a window. */
+  /** The ceiling (docs/design.md, "The ceiling"); `undefined` without a window. */
   limit: number | undefined;
 }
 
 /**
- * Decides a step (SPEC 4, 6.8, 8): manual when asked (`manual`: `compactNext()` or the call's
- * `compact`, whatever holds stand), auto when its size reaches the ceiling and no hold stands.
+ * Decides a step (docs/design.md, "The ceiling", "No progress", "Manual compaction"): manual when
+ * asked (`manual`: `compactNext()` or the call's `compact`, whatever holds stand), auto when its
+ * size reaches the ceiling and no hold stands.
  */
 export async function decide(engine: Engine, view: StepView, model: Model, manual: boolean): Promise<Plan> {
   const window = windowFor(engine, model);

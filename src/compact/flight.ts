@@ -7,11 +7,11 @@ import type { CompactionRecord } from '../types';
 export interface Made {
   checkpoint: StoredCheckpoint;
   report?: CompactionRecord;
-  /** Made ahead in the background (SPEC 14): stored as prepared, reported by the step that first sends it. */
+  /** Made ahead in the background (docs/design.md, "Preparing ahead"): stored as prepared, reported by the step that first sends it. */
   prepared?: boolean;
 }
 
-/** A compaction under way, joined by concurrent steps that need the same one (SPEC 11). */
+/** A compaction under way, joined by concurrent steps that need the same one (docs/stores.md). */
 interface Flight {
   made: Promise<Made>;
   /** The abort signal of the step that started it. */
@@ -22,9 +22,9 @@ interface Flight {
 const flightsOf = ownState(() => new Map<string, Flight>());
 
 /**
- * Runs `start` once per `key` among an instance's concurrent steps (SPEC 11): a step that finds the
- * same compaction under way waits for it. A step can be aborted while it waits; when the step that
- * started it is aborted, a waiting step that was not runs its own.
+ * Runs `start` once per `key` among an instance's concurrent steps (docs/stores.md): a step that
+ * finds the same compaction under way waits for it. A step can be aborted while it waits; when the
+ * step that started it is aborted, a waiting step that was not runs its own.
  */
 export async function singleFlight(
   engine: Engine,

@@ -11,9 +11,8 @@ const unavailableOf = ownState(() => new Set<string>());
 
 /**
  * Asks the provider to compact the step's own request, `covered` being what it sent up to the live
- * part (SPEC 10). `undefined`
- * (after one warning per model) when the model has no native compaction or returned no item:
- * ordinary compaction follows.
+ * part (docs/native.md). `undefined` (after one warning per model) when the model has no native
+ * compaction or returned no item: ordinary compaction follows.
  */
 export async function nativeItem(
   engine: Engine,
@@ -61,7 +60,7 @@ export async function nativeItem(
 
 /**
  * The newest user messages among the covered ones, within `keep` tokens (by `estimator`: the
- * model's learned ratio, SPEC 5), oldest first (their indexes).
+ * model's learned ratio: docs/design.md, "The size of a prompt"), oldest first (their indexes).
  */
 export function keptUserMessages(conversation: Message[], from: number, end: number, keep: number, estimator: Estimator = FIXED_ESTIMATOR): number[] {
   const kept: number[] = [];

@@ -38,7 +38,7 @@ import { awaitLease, longestSummary } from './lease';
  *   conversation) is sent by the first step after it is ready, under the ceiling too.
  */
 
-/** A checkpoint this instance started preparing in the background for a prefix of a conversation (SPEC 14). */
+/** A checkpoint this instance started preparing in the background for a prefix of a conversation (docs/design.md, "Preparing ahead"). */
 interface Preparing {
   /** The prefix it covers: its length and digest. */
   length: number;
@@ -61,7 +61,7 @@ interface PreparingThread {
   turn: Promise<void>;
 }
 
-/** Threads whose background compactions and pace an instance remembers (SPEC 14). */
+/** Threads whose background compactions and pace an instance remembers (docs/design.md, "Preparing ahead"). */
 const PREPARING_THREADS = 512;
 
 /**

@@ -6,7 +6,7 @@ import { ceiling } from '../sizing/ceiling';
 import { type StepView, totalSize } from '../view';
 import { compact } from './compact';
 
-/** Whether a step's error is one overflow recovery takes on (SPEC 7): a rejection as too long, not an abort. */
+/** Whether a step's error is one overflow recovery takes on (docs/design.md, "Overflow recovery"): a rejection as too long, not an abort. */
 export function recoverable(step: StepView | undefined, error: unknown): step is StepView {
   return step !== undefined && isContextOverflowError(error) && !isAbort(error, step.params.abortSignal);
 }

@@ -11,9 +11,10 @@ import { learnFromUsage } from './usage';
 const NON_CONTENT_PARTS = new Set(['stream-start', 'response-metadata', 'raw', 'ping', 'custom']);
 
 /**
- * `doStream` with overflow recovery (SPEC 7): a rejection of the call, or an overflow `error` part
- * before any content part, is compacted and sent once more. The stream is read ahead only to its
- * first content part, and only where a retry can follow; nothing is held after it.
+ * `doStream` with overflow recovery (docs/design.md, "Overflow recovery"): a rejection of the call,
+ * or an overflow `error` part before any content part, is compacted and sent once more. The stream
+ * is read ahead only to its first content part, and only where a retry can follow; nothing is held
+ * after it.
  */
 export async function streamWithRecovery(
   engine: Engine,

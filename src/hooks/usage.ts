@@ -6,8 +6,8 @@ import { type StepView, frameChars, frameDigest, outgoingPrompt, supersededCount
 
 /**
  * Keeps the provider's usage of a step as the counted baseline of the prompt it measured, and
- * learns the model's characters a token from it (SPEC 5). A failure to keep it is only logged: a
- * lost count means the next step estimates.
+ * learns the model's characters a token from it (docs/design.md, "The size of a prompt"). A failure
+ * to keep it is only logged: a lost count means the next step estimates.
  */
 export async function learnFromUsage(engine: Engine, view: StepView, usage: Usage | undefined): Promise<void> {
   const input = usage?.inputTokens?.total;

@@ -3,7 +3,10 @@
  *
  * Pure and dependency-free (Web-standard JS only): runs on Node, the Edge runtime and browsers.
  * It never imports from `ai`; errors are read by shape, so checks survive two installed copies of
- * the AI SDK and both provider majors. The patterns are those of `reference/overflow-errors.md`.
+ * the AI SDK and both provider majors. The patterns are those of the provider errors kept in
+ * `fixtures/overflow/` (each error's status and body as the provider sends it, with whether it is
+ * an overflow, the limit and prompt size it states; test/core/overflow/recognize.test.ts reads every
+ * one), and the rule is docs/design.md, "Overflow recovery".
  */
 
 /** `'context'`: the prompt exceeds the model's window; `'request-size'`: the HTTP request is too big (413). */

@@ -3,7 +3,7 @@ import type { Keeper, StoreBudget } from '../store/keeper';
 import { FORMAT_VERSION, type ModelSizing, type SizingSample } from '../store/format';
 import { CHARS_PER_TOKEN, type Estimator, type Tokenize } from './estimate';
 
-/** The learned characters a token stay within these (SPEC 5). */
+/** The learned characters a token stay within these (docs/design.md, "The size of a prompt"). */
 export const CHARS_PER_TOKEN_BOUNDS = { min: 1.5, max: 5 } as const;
 /**
  * With the `estimate` option, the factor its figures are multiplied by stays within these: a
@@ -115,12 +115,13 @@ interface Entry {
 }
 
 /**
- * What an instance knows of each model's characters a token (SPEC 5), shared with other instances
- * through the store under `sizing:<digest of provider:modelId>`. The sizing is read on a model's
- * first step (beside the step's other reads) and after that at most every `REFRESH_MS`; each count
- * adds a sample and writes the sizing, merged with what was last read (the store has no
- * compare-and-set: a sample another instance wrote meanwhile may be lost, and the ratio then rests
- * on one count fewer). A store that fails leaves what this instance learned itself.
+ * What an instance knows of each model's characters a token (docs/design.md, "The size of a
+ * prompt"), shared with other instances through the store under
+ * `sizing:<digest of provider:modelId>`. The sizing is read on a model's first step (beside the step's other reads)
+ * and after that at most every `REFRESH_MS`; each count adds a sample and writes the sizing, merged
+ * with what was last read (the store has no compare-and-set: a sample another instance wrote
+ * meanwhile may be lost, and the ratio then rests on one count fewer). A store that fails leaves
+ * what this instance learned itself.
  */
 export class LearnedSizing {
   private readonly models = new Map<string, Entry>();

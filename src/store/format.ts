@@ -4,7 +4,8 @@ import { z } from 'zod';
  * What the middleware keeps in a store, one JSON string per key:
  * - `cp:<digest>`: a checkpoint, keyed by the SHA-256 of the scope and the messages it covers;
  * - `sizing:<digest>`: per model (the SHA-256 of `provider:modelId`), the recent provider counts
- *   its characters a token are learned from (SPEC 5), shared by every conversation and instance;
+ *   its characters a token are learned from (docs/design.md, "The size of a prompt"), shared by
+ *   every conversation and instance;
  * - `thread:<digest>`: per conversation opening (the messages through the first reply to a user
  *   message, and the scope), which checkpoints, provider counts and holds exist for conversations
  *   that open that way, so a step finds them with two reads. The steps before that reply keep
@@ -29,9 +30,9 @@ export const checkpointSchema = z
     tokensBefore: count,
     tokensAfter: count,
     createdAt: z.number().nonnegative(),
-    /** The exact identifiers of what it covers, most recent first, carried forward (SPEC 6.9). */
+    /** The exact identifiers of what it covers, most recent first, carried forward (docs/design.md, "Identifiers"). */
     identifiers: z.array(z.string().max(4_096)).max(2_000).optional(),
-    /** Tokens the step right after it (live when it was made) may take; its tool outputs are shortened past that (SPEC 6.4). */
+    /** Tokens the step right after it (live when it was made) may take; its tool outputs are shortened past that (docs/design.md, "What stays live"). */
     step: z.number().int().nonnegative().optional(),
     /** A provider's own compaction item standing for the covered messages, with the user messages kept after it. */
     native: z
@@ -45,10 +46,10 @@ export const checkpointSchema = z
       .strict()
       .optional(),
     /**
-     * Old tool outputs cleared (SPEC 13): it stands for the messages it covers sent with the output
-     * of each tool result from `from` on replaced by a note. Its summary, record, identifiers, step
-     * and native item are those of the checkpoint it was made on (`base`), which covers the messages
-     * before `from`; without a base they are empty.
+     * Old tool outputs cleared (docs/design.md, "Clearing old tool results"): it stands for the
+     * messages it covers sent with the output of each tool result from `from` on replaced by a
+     * note. Its summary, record, identifiers, step and native item are those of the checkpoint it
+     * was made on (`base`), which covers the messages before `from`; without a base they are empty.
      */
     clear: z
       .object({
@@ -56,7 +57,7 @@ export const checkpointSchema = z
         from: z.number().int().nonnegative(),
         /** Whether it was made on a checkpoint (a summary or a provider's item) covering the messages before `from`. */
         base: z.boolean(),
-        /** How long the conversation was when it was made: the growth since says whether it made room (SPEC 13). */
+        /** How long the conversation was when it was made: the growth since says whether it made room (docs/design.md, "Clearing old tool results"). */
         at: z.number().int().positive(),
         /** Tool results cleared, and the characters of text their outputs held. */
         outputs: count,
@@ -99,9 +100,10 @@ const checkpointRef = z
     length: z.number().int().positive(),
     digest,
     /**
-     * For a checkpoint prepared ahead (SPEC 14), once promoted: the conversation of the step that
-     * first sent it (its length and digest), where it left the prompt. Optional: a checkpoint made
-     * at its step left the prompt where the live part it was made for ends.
+     * For a checkpoint prepared ahead (docs/design.md, "Preparing ahead"), once promoted: the
+     * conversation of the step that first sent it (its length and digest), where it left the
+     * prompt. Optional: a checkpoint made at its step left the prompt where the live part it was
+     * made for ends.
      */
     sent: z.object({ length: z.number().int().positive(), digest }).strict().optional(),
     /**
@@ -131,8 +133,8 @@ const countSchema = z
 export type Count = z.infer<typeof countSchema>;
 
 /**
- * Why a conversation is held (SPEC 6.8), and so what ends the hold besides the conversation no
- * longer being the one it names:
+ * Why a conversation is held (docs/design.md, "No progress"), and so what ends the hold besides the
+ * conversation no longer being the one it names:
  * - `no-progress`: a compaction left the prompt at or above the ceiling; ends when the prompt has
  *   grown by a tenth of the ceiling. A hold stored without a cause is one of these.
  * - `nothing-older`: there was nothing before the live part to compact; ends as soon as a
@@ -180,17 +182,18 @@ export const threadSchema = z
     v: z.literal(FORMAT_VERSION),
     checkpoints: z.array(checkpointRef).max(64),
     counts: z.array(countSchema).max(64),
-    /** Conversations held from compacting on their own (SPEC 6.8: no progress, nothing older, a failure), newest first. */
+    /** Conversations held from compacting on their own (docs/design.md, "No progress": no progress, nothing older, a failure), newest first. */
     holds: z.array(hold).max(64),
     /**
-     * Checkpoints prepared ahead in the background (SPEC 14), newest first. They are kept apart
-     * from `checkpoints` because a step finds its checkpoint in `checkpoints` by content alone: a
-     * prepared one listed there would be sent by the very next step, under the ceiling, dropping
-     * verbatim words the window still has room for and breaking the provider's cache early. Only
-     * a step at the ceiling reads this list; the one that sends a prepared checkpoint first adds
-     * it to `checkpoints` (it is promoted), and from then on it is found like any other. An entry
-     * left here after that, or covering no more than the conversation's checkpoint, is inert.
-     * Optional: threads written before it existed read as having none.
+     * Checkpoints prepared ahead in the background (docs/design.md, "Preparing ahead"), newest
+     * first. They are kept apart from `checkpoints` because a step finds its checkpoint in
+     * `checkpoints` by content alone: a prepared one listed there would be sent by the very next
+     * step, under the ceiling, dropping verbatim words the window still has room for and breaking
+     * the provider's cache early. Only a step at the ceiling reads this list; the one that sends a
+     * prepared checkpoint first adds it to `checkpoints` (it is promoted), and from then on it is
+     * found like any other. An entry left here after that, or covering no more than the
+     * conversation's checkpoint, is inert. Optional: threads written before it existed read as
+     * having none.
      */
     prepared: z.array(checkpointRef).max(64).optional(),
     /**

@@ -215,8 +215,9 @@ export class Keeper {
   }
 
   /**
-   * Stores a checkpoint prepared ahead (SPEC 14) and lists it among its thread's prepared ones, not
-   * among the checkpoints steps find: it is held back until a step at the ceiling promotes it.
+   * Stores a checkpoint prepared ahead (docs/design.md, "Preparing ahead") and lists it among its
+   * thread's prepared ones, not among the checkpoints steps find: it is held back until a step at
+   * the ceiling promotes it.
    */
   async savePrepared(threadDigest: string, checkpoint: StoredCheckpoint, budget: StoreBudget, catchUp = false): Promise<boolean> {
     this.cache(checkpoint);

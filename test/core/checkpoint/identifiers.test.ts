@@ -14,7 +14,7 @@ const error = (id: string, text: string): Message => ({
   content: [{ type: 'tool-result', toolCallId: id, toolName: 'run', output: { type: 'error-text', value: text } }],
 });
 
-describe('identifiers (SPEC 6.9)', () => {
+describe('identifiers', () => {
   it('should take paths from tool inputs named like path, file, filePath, filename, paths', () => {
     const covered = [
       toolCall('a', 'read', { path: 'src/a.ts' }),

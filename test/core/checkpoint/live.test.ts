@@ -10,7 +10,7 @@ const output = (id: string, value: unknown): Message => ({
   content: [{ type: 'tool-result', toolCallId: id, toolName: 'read', output: value as never }],
 });
 
-describe('what stays live (SPEC 6.4)', () => {
+describe('what stays live', () => {
   describe('liveStart', () => {
     it('should keep the user messages at the very end live: a new turn', () => {
       expect(liveStart([user('a'), assistant('b'), user('c'), user('d')])).toBe(2);

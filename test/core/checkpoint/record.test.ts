@@ -202,7 +202,7 @@ describe('record', () => {
       expect(record.tokens).toBe(Math.round(record.text.length / 4));
     });
 
-    it('should keep the newest half of a turn that fits, opening with its user message (SPEC 6.4)', () => {
+    it('should keep the newest half of a turn that fits, opening with its user message', () => {
       // 62 tokens in all, the newest exchange 40: more than half (31). The record starts inside it:
       // the task, the note, and the newest step within what is left of the half.
       const record = selectRecord(conversation, 15_000);
@@ -213,7 +213,7 @@ describe('record', () => {
       });
     });
 
-    it('should keep the task of a single exchange, never an empty record (SPEC 6.4)', () => {
+    it('should keep the task of a single exchange, never an empty record', () => {
       expect(selectRecord(conversation.slice(0, 4), 15_000)).toEqual({
         start: 4,
         text: '[User]: Fix the login bug\n\n[2 earlier steps of this turn are summarized above]',

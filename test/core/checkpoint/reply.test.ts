@@ -134,7 +134,7 @@ describe('prompts', () => {
       expect(files).toContain('at most 15');
     });
 
-    it('should give every rule of the spec', () => {
+    it('should give every rule the design gives the summary', () => {
       expect(SUMMARY_PROMPT).toMatch(/terse single-line bullets/i);
       for (const exact of ['paths', 'symbols', 'commands', 'error strings', 'URLs', 'identifiers']) {
         expect(SUMMARY_PROMPT).toContain(exact);

@@ -10,9 +10,10 @@ import { type Estimator, FIXED_ESTIMATOR, estimateMessages, estimatePrompt } fro
 import { MockLanguageModel, SUMMARY, textResult } from '../../support/models';
 import { assistant, system, textEstimate as estimate, user } from '../../support/harness';
 
-// The summary request when the conversation is too big for it (SPEC 6.1 room, 6.6), with
-// `summarize()` called directly. Every expected number is worked out here from the spec's
-// formulas: 4 characters a token, `room = window - (counted + 1.15 x estimated)`.
+// The summary request when the conversation is too big for it (docs/design.md, "The summary
+// request" for its room, "When the summary request is too big"), with `summarize()` called
+// directly. Every expected number is worked out here from those rules' formulas: 4 characters a
+// token, `room = window - (counted + 1.15 x estimated)`.
 
 const text = (count: number, letter: string) => letter.repeat(count * 4);
 
@@ -30,7 +31,7 @@ const tools: FunctionTool[] = [
 ];
 const TOOL_TOKENS = 40;
 
-/** The appended request message's estimate (its text is the fixed prompt of 6.1 / 6.5). */
+/** The appended request message's estimate (its text is the fixed prompt of docs/design.md, "The summary request" / "The next compaction"). */
 const appendedTokens = (previous: readonly Message[]) => Math.round((previous.length === 0 ? SUMMARY_PROMPT : UPDATE_PROMPT).length / 4);
 
 /** Tokens of the request around a transcript: system, previous checkpoint and appended message, then the transcript's wrapper. */
@@ -162,7 +163,7 @@ describe('summarize', () => {
     });
   });
 
-  describe('the room left for the reply (6.1, 6.6)', () => {
+  describe('the room left for the reply', () => {
     const previous = [checkpointMessage(SUMMARY, '[User]: an old ask')];
     const beforeRecord = exchangesOf(3, 21, 300, 'old');
     const recordPart = exchangesOf(2, 20, 100, 'rec');
@@ -230,7 +231,7 @@ describe('summarize', () => {
       expect(request!.maxOutputTokens).toBeGreaterThanOrEqual(1_024);
     });
 
-    it("should size the request at the model's learned characters a token, not at 4 (SPEC 5)", async () => {
+    it("should size the request at the model's learned characters a token, not at 4", async () => {
       // Code at 2 characters a token: the messages before the record that fit at 4 characters a
       // token (the previous test's window leaves them 4,000 - 1.15 x ~1,800 tokens of room) take
       // twice the tokens, so only a transcript fits, aimed with the same ratio.

@@ -60,7 +60,7 @@ function overflowError(limit: number, sent: number) {
   return new APICallError({ message: body.error.message, url: 'https://api.openai.com/v1/chat/completions', requestBodyValues: {}, statusCode: 400, responseHeaders: {}, responseBody: JSON.stringify(body), data: body, isRetryable: false });
 }
 
-describe('clearing old tool results (SPEC 13)', () => {
+describe('clearing old tool results', () => {
   describe('the option', () => {
     it('should be off by default, and read true, false and { keep, atLeast }', () => {
       expect(resolveOptions({}).clearToolResults).toBe(false);
@@ -306,7 +306,8 @@ describe('clearing old tool results (SPEC 13)', () => {
     it('should summarize when clearing is not enough, over the cleared messages as they were sent (a cache hit)', async () => {
       const scripted = scriptedModel();
       // The loop stops at the first summary request, taken to be the compacting step's: off here, a
-      // summary prepared in the background (SPEC 14) would come a few steps earlier.
+      // summary prepared in the background (docs/design.md, "Preparing ahead") would come a few
+      // steps earlier.
       const middleware = compaction({ contextWindow: WINDOW, clearToolResults: true, prepare: false });
       const wrapped = wrap(scripted.model, middleware);
       const conversation = steps(24);

@@ -16,7 +16,7 @@ function quotingSummary(prompt: Message[]) {
 
 const everything = (calls: Array<{ prompt: Message[] }>) => calls.map((call) => JSON.stringify(call.prompt)).join('\n');
 
-describe('continuity (SPEC 6.1, 6.4)', () => {
+describe('continuity', () => {
   describe('a checkpoint is made of what it covers only', () => {
     it("should never show one conversation's newest words to another that shares its opening", async () => {
       const scripted = scriptedModel({ summary: quotingSummary });

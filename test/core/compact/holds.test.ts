@@ -91,7 +91,7 @@ async function toolLoop(agent: ReturnType<typeof agentModel>, instances: number)
 
 const startsWithCheckpoint = (prompt: Message[]) => textOf(prompt[0]).startsWith('<conversation-checkpoint>');
 
-describe('a summarizer that fails (SPEC 6.8)', () => {
+describe('a summarizer that fails', () => {
   // 40,000 window -> ceiling 24,000, a tenth of it 2,400. Failure 1 at step 2 (24,009 tokens) holds
   // until the prompt grows by 2,400 (26,409, step ~57); failure 2 there holds for 4,800 (31,209,
   // step ~165); failure 3 there holds for 9,600 (40,827): beyond the window, and the loop ends at
@@ -253,7 +253,7 @@ describe('a summarizer that fails (SPEC 6.8)', () => {
   });
 });
 
-describe('a hold placed because there was nothing older to compact (SPEC 6.8)', () => {
+describe('a hold placed because there was nothing older to compact', () => {
   // 20,000 window -> ceiling 17,000. Turn 1 is one 18,500-token message: nothing older to compact,
   // so it goes out as it is (it fits the window) and holds. Turn 2 adds a 30-token reply and a
   // 1,600-token question: 18,500 + 30 + 1,600 = 20,130 tokens, grown by less than a tenth of the
@@ -288,8 +288,9 @@ describe('a hold placed because there was nothing older to compact (SPEC 6.8)', 
     if (outcome !== undefined) expect(CompactionError.isInstance(outcome)).toBe(true);
   });
 
-  // SPEC 6.1: the summary request leaves out the live 1,600-token question, so it is 18,530 counted
-  // tokens + the appended request (room 20,000 - (18,530 + 1.15 x 343) = 1,075 >= 1,024).
+  // docs/design.md, "The summary request": it leaves out the live 1,600-token question, so it is
+  // 18,530 counted tokens + the appended request (room 20,000 - (18,530 + 1.15 x 343) = 1,075 >=
+  // 1,024).
   it('should compact the second turn and send it under the window (18,500-token message, then 1,600)', async () => {
     const { scripted, middleware, outcome } = await twoTurns();
     expect(outcome).toBeUndefined();

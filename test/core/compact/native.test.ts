@@ -289,7 +289,7 @@ describe('keptUserMessages', () => {
     expect(keptUserMessages(conversation, 1, 4, keep)).toEqual([2]);
   });
 
-  it("should measure them at the model's learned characters a token (SPEC 5)", () => {
+  it("should measure them at the model's learned characters a token", () => {
     const learned: Estimator = { charsPerToken: 2 };
     const keep = 2 * each(FIXED_ESTIMATOR) + 1;
     expect(each(learned)).toBeGreaterThan(keep / 2);

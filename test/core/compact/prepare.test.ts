@@ -12,8 +12,9 @@ import { atCeiling, band, gate, tokens, under } from '../../support/prepare-fixt
 import { readFileAgent, readFileTools } from '../../support/read-file-agent';
 import { assistant, recordingLogger, scriptedModel, system, textOf, toolCall, toolCallingModel, toolResult, user, wrap } from '../../support/harness';
 
-// SPEC 14. A 20,000-token window has a 17,000-token ceiling (SPEC 4); `prepare: 0.8` prepares from
-// 13,600. The conversations it grows through are in ../support/prepare-fixtures.ts.
+// Preparing ahead (docs/design.md, "Preparing ahead"). A 20,000-token window has a 17,000-token
+// ceiling ("The ceiling"); `prepare: 0.8` prepares from 13,600. The conversations it grows through
+// are in test/support/prepare-fixtures.ts.
 
 const WINDOW = 20_000;
 
@@ -32,7 +33,7 @@ function collecting(options: Parameters<typeof compaction>[0] = {}) {
 
 const checkpointOf = (record: CompactionRecord): Message => ({ role: 'user', content: [{ type: 'text', text: checkpointText(record.summary, record.record) }] });
 
-describe('prepare (SPEC 14)', () => {
+describe('prepare', () => {
   describe('the step that reaches prepare x ceiling', () => {
     it('should go out at once, unchanged, while its summary is still being written', async () => {
       const summary = gate();
@@ -69,7 +70,8 @@ describe('prepare (SPEC 14)', () => {
       const ahead = collecting();
       await wrap(prepared.model, ahead.middleware).doGenerate({ prompt, tools, maxOutputTokens: 500 } as never);
       await ahead.settled();
-      // The same step compacted on the spot (SPEC 6) sends the same summary request.
+      // The same step compacted on the spot (docs/design.md, "The summary request") sends the same
+      // summary request.
       const manual = compaction({ contextWindow: WINDOW, prepare: false });
       manual.compactNext();
       await wrap(now.model, manual).doGenerate({ prompt, tools, maxOutputTokens: 500 } as never);
@@ -225,7 +227,7 @@ describe('prepare (SPEC 14)', () => {
       expect(scripted.summaryCalls()).toHaveLength(2);
       const update = scripted.summaryCalls()[1]!.prompt;
       // The summary request of this step: the prepared checkpoint, what came after it up to the live
-      // part, and the update prompt (SPEC 6.5).
+      // part, and the update prompt (docs/design.md, "The next compaction").
       expect(textOf(update[0]).startsWith('<conversation-checkpoint>')).toBe(true);
       expect(update.slice(1, -1)).toEqual(conversation.slice(14, 16));
       expect(textOf(update[update.length - 1])).toBe(UPDATE_PROMPT);
@@ -339,7 +341,7 @@ describe('prepare (SPEC 14)', () => {
     });
   });
 
-  describe('overflow recovery (SPEC 7)', () => {
+  describe('overflow recovery', () => {
     it('should send a prepared checkpoint of the prefix it compacts, reported on that step as an overflow, and promote it', async () => {
       let steps = 0;
       const scripted = scriptedModel({
@@ -760,7 +762,7 @@ describe('prepare (SPEC 14)', () => {
     });
   });
 
-  describe('with clearing old tool results on (SPEC 13)', () => {
+  describe('with clearing old tool results on', () => {
     /** A task and `steps` tool calls each answered with a 2,000-token output, ending with tool results. */
     const toolLoop = (steps: number): Message[] => {
       const messages: Message[] = [user('Read every file.')];

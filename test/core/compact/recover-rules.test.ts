@@ -7,7 +7,8 @@ import type { CallOptions, Message } from '../../../src/prompt/types';
 import { MockLanguageModel, SUMMARY, convertArrayToReadableStream, convertReadableStreamToArray, isSummaryPrompt, textResult } from '../../support/models';
 import { assistant, chat, recordingLogger, textEstimate as estimate, user, wrap } from '../../support/harness';
 
-// Overflow recovery rules (SPEC 7, 6.8, 11) with exact numbers worked out from the spec:
+// Overflow recovery rules (docs/design.md, "Overflow recovery", "No progress"; docs/stores.md)
+// with exact numbers worked out from them:
 // 4 characters a token; a compaction keeps a quarter of the room (the ceiling less the system
 // prompt and tools), the record what the live part, the summary and the checkpoint's wrapper leave.
 
@@ -114,7 +115,7 @@ describe('overflow recovery rules', () => {
       expect(calls.map((call) => (call.summary ? 'summary' : call.rejected ? 'rejected' : 'step'))).toEqual(['rejected', 'summary', 'step']);
     });
 
-    it('should still recover from an overflow while a no-progress hold is in place (6.8)', async () => {
+    it('should still recover from an overflow while a no-progress hold is in place', async () => {
       const log = recordingLogger();
       // Window 20,000: ceiling 17,000. The first step's newest message alone is 17,000 tokens, so
       // its compaction cannot bring the prompt under the ceiling and places a hold.
@@ -189,7 +190,7 @@ describe('overflow recovery rules', () => {
     });
   });
 
-  describe('single flight (11)', () => {
+  describe('single flight', () => {
     it('should let a step that joined another step\'s compaction be aborted while it waits', async () => {
       let release!: () => void;
       const gate = new Promise<void>((resolve) => (release = resolve));

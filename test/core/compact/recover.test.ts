@@ -204,7 +204,7 @@ describe('overflow recovery', () => {
       await wrap(model, middleware).doGenerate({ prompt: long() });
       expect(middleware.last()).toBeUndefined();
       expect(middleware.state().checkpoints).toEqual({});
-      // The package's prefix once: the CompactionError's message has its own (issue 13).
+      // The package's prefix once: the CompactionError's message has its own.
       expect(log.warn).toEqual([
         'ai-compaction: compaction failed (summarizer-failed): the summary request failed: socket hang up; the step goes out unchanged. ' +
           'Not compacting this conversation on its own again until its prompt grows by 17000 tokens (from 12001 to 29001), ' +

@@ -323,7 +323,8 @@ describe('overflow recognition', () => {
   });
 
   describe('message patterns', () => {
-    // One message per row of the table in reference/overflow-errors.md.
+    // One message of each provider's overflow, as it words it (the fixtures of fixtures/overflow/ hold
+    // the whole errors).
     it.each([
       ['Anthropic', 'prompt is too long: 208656 tokens > 200000 maximum'],
       ['Anthropic', 'input length and `max_tokens` exceed context limit: 199759 + 8192 > 200000'],

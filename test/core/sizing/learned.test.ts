@@ -8,9 +8,10 @@ import type { ModelSizing } from '../../../src/store/format';
 import { sha256Hex } from '../../../src/prompt/hash';
 import { assistant, recordingLogger, scriptedModel, system, textOf, user, wrap } from '../../support/harness';
 
-// SPEC 5: the estimate learns each model's characters a token from the provider's counts.
-// A conversation is told apart by its first user message; `counts` says what the provider counts
-// for the prompts of each (no entry: no usage reported, so nothing is learned from that step).
+// docs/design.md, "The size of a prompt": the estimate learns each model's characters a token from
+// the provider's counts. A conversation is told apart by its first user message; `counts` says what
+// the provider counts for the prompts of each (no entry: no usage reported, so nothing is learned
+// from that step).
 
 const MODEL = 'mock-provider:mock-model-id';
 const sample = (measured: number, counted: number, at = 0) => ({ at, measured, counted });
@@ -267,7 +268,7 @@ describe('learned characters a token', () => {
     });
   });
 
-  describe('when only the system messages or tool definitions changed (5)', () => {
+  describe('when only the system messages or tool definitions changed', () => {
     const tool = (name: string, description: string): FunctionTool => ({ type: 'function', name, description, inputSchema: { type: 'object', properties: { path: { type: 'string' } } } });
     const read = tool('read_file', 'Read a file.');
     const write = tool('write_file', `Write a file. ${'w'.repeat(4_000)}`);
