@@ -106,10 +106,13 @@ describe('examples/next-chat: a checkpoint prepared ahead is the one whose divid
     const messages: ModelMessage[] = [];
     const seen: Array<{ prepared: boolean; metadata: boolean; since: number }> = [];
     const verdicts: RecallVerdict[] = [];
-    for (const turn of chatSession({ seed: 'covered', turns: 60, pasteChars: [3_000, 6_000] })) {
+    for (const [index, turn] of chatSession({ seed: 'covered', turns: 60, pasteChars: [3_000, 6_000] }).entries()) {
       messages.push({ role: 'user', content: turn.text });
       const before = records.length;
-      const { text, steps } = await generateText({ model, system: 'You are a helpful assistant.', messages });
+      // One turn asks for a compaction (as a "compact now" button would): it is written for that
+      // turn, where the others are prepared ahead.
+      const providerOptions = index === 30 ? { compaction: { compact: true } } : undefined;
+      const { text, steps } = await generateText({ model, system: 'You are a helpful assistant.', messages, ...(providerOptions === undefined ? {} : { providerOptions }) });
       messages.push({ role: 'assistant', content: text });
       if (turn.kind === 'question') verdicts.push(judgeRecall(text, turn.question));
       const notice = steps.map((step) => compactionOf(step.providerMetadata)).filter((found) => found !== undefined).at(-1);
