@@ -1,7 +1,7 @@
 /**
- * Preparing ahead (SPEC 14) at a real model's speed: does a compacting step still wait for its
- * summary, and what does preparing it ahead cost? Two benchmarks, each side by side in one run
- * with `prepare` on and off:
+ * Preparing ahead (docs/design.md, "Preparing ahead") at a real model's speed: does a compacting
+ * step still wait for its summary, and what does preparing it ahead cost? Two benchmarks, each side
+ * by side in one run with `prepare` on and off:
  *
  * - the 500-step session of session.ts (`prepare` 0.8, the default, 0.9 and off);
  * - the continuity benchmark of continuity.ts (`prepare` 0.8, 0.6 and off, and 0.8 with a

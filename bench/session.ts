@@ -106,7 +106,7 @@ export interface Row {
   beforeMs: number[];
   /** Time the provider took to answer each summary request at `speed` (none without one), in milliseconds. */
   summaryMs: number[];
-  /** This middleware's background compactions (SPEC 14): those started, and those a step sent; undefined for other strategies. */
+  /** This middleware's background compactions (docs/design.md, "Preparing ahead"): those started, and those a step sent; undefined for other strategies. */
   prepared: { made: number; sent: number } | undefined;
   /** Wall time of the whole session, in seconds. */
   seconds: number;
@@ -263,7 +263,8 @@ export async function run(): Promise<void> {
 
 /** The same session: summary only against clearing old tool results first, and clearing alone. */
 const CLEARING: Strategy[] = [
-  // the tiers compared as they were measured, without a summary prepared ahead (SPEC 14)
+  // the tiers compared as they were measured, without a summary prepared ahead (docs/design.md,
+  // "Preparing ahead")
   compacting('summary only', { clearToolResults: false, prepare: false }),
   compacting('clearing, then summary', { clearToolResults: true }),
   clearingAlone(),

@@ -1,8 +1,8 @@
 /**
- * Sizing (SPEC 5, issue 14), before and after, side by side in one run. "Before" is the build of
- * commit 73628ac (4 characters a token, no frame rule), extracted with `git archive` and bundled
- * with esbuild into .bench-out/; "after" is this tree. Against the local provider server
- * (gpt-tokenizer counts):
+ * Sizing (docs/design.md, "The size of a prompt"), before and after, side by side in one run.
+ * "Before" is the build of commit 73628ac (4 characters a token, no frame rule), extracted with
+ * `git archive` and bundled with esbuild into .bench-out/; "after" is this tree. Against the local
+ * provider server (gpt-tokenizer counts):
  *
  * (a) the first call of a conversation new to an instance that has served one earlier
  *     conversation of the same model: the middleware's size of it (the `tokensBefore` of a manual
@@ -23,7 +23,7 @@ import { z } from 'zod';
 import { type CompactionMiddleware, type CompactionOptions, compaction, isSummaryRequest } from '../src';
 import { redisStore } from '../src/redis';
 import { charsPerToken, tokenizerFactor } from '../src/sizing/learned';
-import type { SizingRecord } from '../src/store/records';
+import type { ModelSizing } from '../src/store/format';
 import { type AgentRequest, createProjectTools, projectToolDescriptions, startProviderServer } from '../test/support/provider-server';
 import { pick, rng } from '../test/support/provider-server/random';
 import { startRedisServer } from '../test/support/redis-server';
@@ -31,7 +31,7 @@ import { CEILING, type Row, TASKS, WINDOW, runStrategy } from './session';
 import { COST_COLUMNS, COST_NOTE, costCells } from './cost';
 import { type Strategy, percent, printTable, tokens } from './strategies';
 
-/** The commit before issue 14: the build "before" is made from it. */
+/** The commit before the learned sizing: the build "before" is made from it. */
 const BEFORE = '73628ac';
 /** Steps a serverless instance serves before a new one takes over (b). */
 const STEPS_PER_INSTANCE = 25;
@@ -189,7 +189,7 @@ interface FirstCall {
 const MODEL_KEY = 'openai.chat:local-coding-agent';
 
 function learnedOf(middleware: CompactionMiddleware): string {
-  const record = (middleware.state() as { sizing?: Record<string, SizingRecord> }).sizing?.[MODEL_KEY];
+  const record = (middleware.state() as { sizing?: Record<string, ModelSizing> }).sizing?.[MODEL_KEY];
   if (record === undefined) return '4 characters a token (fixed)';
   if (record.tokenizer.length > 0) return `factor ${tokenizerFactor(record.tokenizer).toFixed(3)}`;
   return `${charsPerToken(record.chars).toFixed(2)} characters a token`;

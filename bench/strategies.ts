@@ -27,7 +27,7 @@ export interface StrategyRun {
   compactions: () => number | undefined;
   /** Of those, how many cleared old tool results and how many summarized (this middleware, clearing alone). */
   kinds?: () => { clear: number; summary: number };
-  /** This middleware's background compactions (SPEC 14): those handed to `waitUntil`, those a step sent, and all of them settled. */
+  /** This middleware's background compactions (docs/design.md, "Preparing ahead"): those handed to `waitUntil`, those a step sent, and all of them settled. */
   preparing?: () => { made: number; sent: number; settled: Promise<void> };
 }
 

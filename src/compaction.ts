@@ -1,14 +1,12 @@
-import { isSummaryRequest } from './checkpoint/summarize';
-import { takeCallOptions } from './call-options';
-import { decide } from './compact/decide';
-import { compactAtCeiling, prepareAhead, sendCatchUp } from './compact/prepare';
-import { type Engine, createEngine, modelKey, whenReady } from './engine';
-import { generateWithRecovery, paramsFor } from './overflow/recover';
-import { streamWithRecovery } from './overflow/stream';
+import { lastReport } from './compact/report';
+import { createEngine } from './engine';
+import { generateWithRecovery } from './hooks/generate';
+import { streamWithRecovery } from './hooks/stream';
+import { transformStep } from './hooks/transform';
 import type { CallOptions, GenerateResult, Model, StreamResult } from './prompt/types';
 import { buildState } from './state';
 import type { CompactionMiddleware, CompactionOptions } from './types';
-import { type StepView, resolveView } from './view';
+import type { StepView } from './view';
 
 /**
  * Keeps every step of an AI SDK conversation inside the model's context window: over the ceiling,
@@ -23,58 +21,44 @@ import { type StepView, resolveView } from './view';
  */
 export function compaction(options: CompactionOptions = {}): CompactionMiddleware {
   const engine = createEngine(options);
+  /** The view of each step, by the params `transformParams` returned, for `wrapGenerate` / `wrapStream`. */
+  const steps = new WeakMap<object, StepView>();
+  /** `compactNext()` was called and no step has compacted for it yet. */
+  let pendingManual = false;
+  const takeManual = () => {
+    const manual = pendingManual;
+    pendingManual = false;
+    return manual;
+  };
 
   const middleware = {
     specificationVersion: 'v3',
 
     async transformParams({ params, model }: { type: 'generate' | 'stream'; params: CallOptions; model: Model }) {
-      await whenReady(engine);
-      if (isSummaryRequest(params)) return params;
-      const { clean, call } = takeCallOptions(params);
-      const key = modelKey(model);
-      // Every store call of this step, to the count written after its reply, draws on one budget.
-      const budget = engine.keeper.budget();
-      const view = await resolveView(engine.keeper, clean, call.scope ?? '', key, engine.sizing.estimator(key, budget), budget);
-      // A catch-up prepared in the background after a checkpoint that left the prompt over the
-      // budget is sent by the first step after it is ready.
-      const current = await sendCatchUp(engine, view, model);
-      const plan = await decide(engine, current, model, call);
-      const step = plan.reason === undefined ? current : await compactAtCeiling(engine, current, model, { ...plan, reason: plan.reason });
-      // Near the ceiling (also right after a prepared checkpoint was sent): the next checkpoint is
-      // prepared beside this step, which does not wait for it.
-      await prepareAhead(engine, step, model, plan);
-      return send(engine, params, view, step);
+      const sent = await transformStep(engine, params, model, takeManual);
+      if (sent.step !== undefined) steps.set(sent.params, sent.step);
+      return sent.params;
     },
 
     async wrapGenerate({ doGenerate, params, model }: { doGenerate: () => PromiseLike<GenerateResult>; params: CallOptions; model: Model }) {
-      return generateWithRecovery(engine, engine.steps.get(params), model, doGenerate);
+      return generateWithRecovery(engine, steps.get(params), model, doGenerate);
     },
 
     async wrapStream({ doStream, params, model }: { doStream: () => PromiseLike<StreamResult>; params: CallOptions; model: Model }) {
-      return streamWithRecovery(engine, engine.steps.get(params), model, doStream);
+      return streamWithRecovery(engine, steps.get(params), model, doStream);
     },
 
     compactNext() {
-      engine.pendingManual = true;
+      pendingManual = true;
     },
 
     last() {
-      return engine.last;
+      return lastReport(engine);
     },
 
     state() {
-      return buildState(engine.keeper.recentThreads, engine.keeper.recentCheckpoints, engine.sizing.records());
+      return buildState(engine.keeper.recentThreads, engine.keeper.recentCheckpoints, engine.sizing.known());
     },
   };
   return middleware as unknown as CompactionMiddleware;
-}
-
-/**
- * The params that go out for a step, remembered with its view for `wrapGenerate` / `wrapStream`:
- * the caller's own params when nothing changed.
- */
-function send(engine: Engine, params: CallOptions, view: StepView, step: StepView): CallOptions {
-  const out = step.sent === view.conversation && view.params === params ? params : paramsFor(step);
-  engine.steps.set(out, step);
-  return out;
 }

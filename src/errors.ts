@@ -51,3 +51,12 @@ export function isAbort(error: unknown, signal: AbortSignal | undefined): boolea
   const name = (error as { name?: unknown } | null)?.name;
   return name === 'AbortError' || name === 'TimeoutError';
 }
+
+/** A value as an error that refuses it shows it: text quoted, numbers as they are, anything else by its kind. */
+export function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : String(value);
+}

@@ -20,9 +20,9 @@ export function compactionOf(providerMetadata: unknown): CompactionMetadata | un
  * A result (or `finish` stream part) of a step that compacted, with the compaction in
  * `providerMetadata.compaction`, so a host can show it (e.g. as message metadata in `useChat`).
  */
-export function withCompactionMetadata<T extends object>(result: T, record: CompactionRecord | undefined): T {
-  if (record === undefined) return result;
-  const { reason, kind, messagesCovered, tokensBefore, tokensAfter, summary, usage, prepared } = record;
+export function withCompactionMetadata<T extends object>(result: T, report: CompactionRecord | undefined): T {
+  if (report === undefined) return result;
+  const { reason, kind, messagesCovered, tokensBefore, tokensAfter, summary, usage, prepared } = report;
   const metadata: CompactionMetadata = { reason, kind, messagesCovered, tokensBefore, tokensAfter, summary, usage, ...(prepared === true ? { prepared } : {}) };
   const providerMetadata = ((result as { providerMetadata?: unknown }).providerMetadata ?? {}) as Record<string, unknown>;
   return { ...result, providerMetadata: { ...providerMetadata, compaction: metadata } };

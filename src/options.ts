@@ -1,21 +1,19 @@
 import { z } from 'zod';
-import type { BufferSetting } from './sizing/ceiling';
-import type { CompactionStore } from './store/types';
+import { describe } from './errors';
 import type { Model } from './prompt/types';
+import type { BufferSetting } from './sizing/ceiling';
 import { SECRET_MIN_LENGTH } from './store/seal';
+import type { CompactionStore } from './store/types';
+import type { CompactionLogger, CompactionOptions, CompactionRecord } from './types';
 
-/** Where the middleware reports: `console`, pino and winston all fit. */
-export interface CompactionLogger {
-  info(message: string): void;
-  warn(message: string): void;
-}
+export type { CompactionLogger } from './types';
 
 export const DEFAULT_KEEP = 15_000;
 export const DEFAULT_SUMMARY_OUTPUT_TOKENS = 32_000;
-/** The share of the ceiling at which the next checkpoint is prepared in the background (SPEC 14). */
+/** The share of the ceiling at which the next checkpoint is prepared in the background (docs/design.md, "Preparing ahead"). */
 export const DEFAULT_PREPARE = 0.8;
 
-/** Whether old tool outputs are cleared before a summary is asked for (SPEC 13): decided by the benchmarks. */
+/** Whether old tool outputs are cleared before a summary is asked for (docs/design.md, "Clearing old tool results"): decided by the benchmarks. */
 export const DEFAULT_CLEAR_TOOL_RESULTS = false;
 
 /** `clearToolResults` after validation: off, or on with its `keep` and `atLeast` (`undefined`: the defaults, which depend on the ceiling). */
@@ -31,26 +29,36 @@ const share = z
 const secretText = z.string().min(SECRET_MIN_LENGTH);
 const functionValue = z.custom<(...args: never[]) => unknown>((value) => typeof value === 'function');
 
-/** What each option accepts, said in the error that refuses it. */
-const rules = {
-  contextWindow: {
+/**
+ * How each option of `CompactionOptions` (types.ts, where each is documented) is read: what it
+ * accepts (`schema`, and in words `expected`, said in the error that refuses it) and what it
+ * becomes once validated, with its default filled in (`resolve`, given the parsed value or
+ * `undefined` when unset). One entry an option: `ResolvedOptions` and `resolveOptions` are made
+ * from this table, and the compiler refuses a table that misses an option or has one too many.
+ * (`state` is read by `parseState`, state.ts.)
+ */
+const OPTIONS = {
+  contextWindow: option({
     schema: z.union([positiveInteger, functionValue]),
     expected: 'a positive whole number of tokens, or a function of the model returning one',
-  },
-  buffer: {
+    resolve: (value) => value as number | ((model: Model) => number | undefined) | undefined,
+  }),
+  buffer: option({
     schema: z.union([tokenCount, share]),
     expected: 'a share from "1%" to "99%", or a whole number of tokens (0 or more)',
-  },
-  keep: { schema: tokenCount, expected: 'a whole number of tokens (0 or more)' },
-  auto: { schema: z.boolean(), expected: 'true or false' },
-  summaryOutputTokens: { schema: positiveInteger, expected: 'a positive whole number of tokens' },
-  summarizer: {
+    resolve: (value, given): BufferSetting | undefined => (value === undefined ? undefined : typeof given === 'string' ? { share: value } : { tokens: value }),
+  }),
+  keep: option({ schema: tokenCount, expected: 'a whole number of tokens (0 or more)', resolve: (value) => value ?? DEFAULT_KEEP }),
+  auto: option({ schema: z.boolean(), expected: 'true or false', resolve: (value) => value ?? true }),
+  summaryOutputTokens: option({ schema: positiveInteger, expected: 'a positive whole number of tokens', resolve: (value) => value ?? DEFAULT_SUMMARY_OUTPUT_TOKENS }),
+  summarizer: option({
     schema: z.custom<Model>(
       (value) => typeof value === 'object' && value !== null && typeof (value as Model).doGenerate === 'function',
     ),
     expected: 'a language model object (with doGenerate)',
-  },
-  logger: {
+    resolve: (value) => value,
+  }),
+  logger: option({
     schema: z.custom<CompactionLogger>(
       (value) =>
         typeof value === 'object' &&
@@ -59,8 +67,9 @@ const rules = {
         typeof (value as CompactionLogger).warn === 'function',
     ),
     expected: 'an object with info and warn functions (console, pino and winston fit)',
-  },
-  store: {
+    resolve: (value) => value,
+  }),
+  store: option({
     schema: z.custom<CompactionStore>(
       (value) =>
         typeof value === 'object' &&
@@ -68,26 +77,57 @@ const rules = {
         ['get', 'set', 'delete'].every((method) => typeof (value as Record<string, unknown>)[method] === 'function'),
     ),
     expected: 'a store with get, set and delete functions',
-  },
-  onCompaction: { schema: functionValue, expected: 'a function' },
-  native: { schema: z.boolean(), expected: 'true or false' },
-  prepare: {
+    resolve: (value) => value,
+  }),
+  onCompaction: option({ schema: functionValue, expected: 'a function', resolve: (value) => value as ((report: CompactionRecord) => unknown) | undefined }),
+  native: option({ schema: z.boolean(), expected: 'true or false', resolve: (value) => value ?? false }),
+  prepare: option({
     schema: z.union([z.literal(false), z.number().gt(0).lt(1)]),
     expected: 'a share of the ceiling above 0 and below 1 (0.8 prepares at 80 % of it), or false',
-  },
-  waitUntil: { schema: functionValue, expected: 'a function taking a promise (after() of next/server, waitUntil of a host)' },
-  estimate: { schema: functionValue, expected: 'a function (text) => tokens' },
-  clearToolResults: {
+    /** Share of the ceiling at which the next checkpoint is prepared, or `false`. */
+    resolve: (value): number | false => value ?? DEFAULT_PREPARE,
+  }),
+  waitUntil: option({
+    schema: functionValue,
+    expected: 'a function taking a promise (after() of next/server, waitUntil of a host)',
+    resolve: (value) => value as ((promise: Promise<unknown>) => void) | undefined,
+  }),
+  estimate: option({
+    schema: functionValue,
+    expected: 'a function (text) => tokens',
+    /** A tokenizer for text, instead of the characters-a-token rule. */
+    resolve: (value) => value as ((text: string) => number) | undefined,
+  }),
+  clearToolResults: option({
     schema: z.union([z.boolean(), z.object({ keep: tokenCount.optional(), atLeast: tokenCount.optional() }).strict()]),
     expected: 'true, false, or { keep?, atLeast? } with whole numbers of tokens (0 or more)',
-  },
-  secret: {
+    resolve: (value) => clearSetting(value ?? DEFAULT_CLEAR_TOOL_RESULTS),
+    show: describeSetting,
+  }),
+  secret: option({
     schema: z.union([secretText, z.array(secretText).min(1)]),
     expected: `a string of at least ${SECRET_MIN_LENGTH} characters, or a non-empty list of them (the first seals, any opens)`,
-  },
-} as const;
+    /** The secrets values are sealed with (the first seals, any opens), or `undefined`: stored as JSON. */
+    resolve: (value) => secretSetting(value),
+    // A secret is never shown, only what was wrong with it.
+    show: describeSecret,
+  }),
+} satisfies { [Name in Exclude<keyof CompactionOptions, 'state'>]-?: Rule<z.ZodType, unknown> };
 
-export type OptionName = keyof typeof rules | 'state';
+/** One option's entry: its schema, what it accepts in words, what it becomes, and how a refused value is shown (`describe` by default). */
+interface Rule<Schema extends z.ZodType, Resolved> {
+  schema: Schema;
+  expected: string;
+  resolve(value: z.output<Schema> | undefined, given: unknown): Resolved;
+  show?: (given: unknown) => string;
+}
+
+/** An entry of the table, its `resolve` typed by its schema. */
+function option<Schema extends z.ZodType, Resolved>(rule: Rule<Schema, Resolved>): Rule<Schema, Resolved> {
+  return rule;
+}
+
+type Options = typeof OPTIONS;
 
 /**
  * The share of the room a compaction keeps (docs/design.md, "One budget"), for the benchmarks that
@@ -96,65 +136,30 @@ export type OptionName = keyof typeof rules | 'state';
 export const BUDGET_SHARE = Symbol.for('ai-compaction.budgetShare');
 
 /** Options after validation, with their defaults filled in. */
-export interface ResolvedOptions {
-  contextWindow: number | ((model: Model) => number | undefined) | undefined;
-  buffer: BufferSetting | undefined;
-  keep: number;
-  auto: boolean;
-  summaryOutputTokens: number;
-  summarizer: Model | undefined;
-  logger: CompactionLogger | undefined;
-  store: CompactionStore | undefined;
-  onCompaction: ((record: never) => unknown) | undefined;
-  native: boolean;
-  /** Share of the ceiling at which the next checkpoint is prepared, or `false`. */
-  prepare: number | false;
-  waitUntil: ((promise: Promise<unknown>) => void) | undefined;
-  /** A tokenizer for text, instead of the characters-a-token rule. */
-  estimate: ((text: string) => number) | undefined;
-  clearToolResults: ClearSetting;
-  /** The secrets values are sealed with (the first seals, any opens), or `undefined`: stored as JSON. */
-  secret: readonly string[] | undefined;
+export type ResolvedOptions = { [Name in keyof Options]: ReturnType<Options[Name]['resolve']> } & {
   /** Share of the room a compaction keeps, at most half (`undefined`: the default). */
   budgetShare: number | undefined;
-}
+};
 
 /** Validates options at construction: a bad one throws a `TypeError` naming the option and value. */
 export function resolveOptions(options: Record<string, unknown>): ResolvedOptions {
-  const known = new Set<string>([...Object.keys(rules), 'state']);
+  const known = new Set<string>([...Object.keys(OPTIONS), 'state']);
   for (const name of Object.keys(options)) {
     if (!known.has(name)) throw new TypeError(`ai-compaction: unknown option ${name}`);
   }
-  const value = <K extends keyof typeof rules>(name: K): z.output<(typeof rules)[K]['schema']> | undefined => {
+  const resolved: Record<string, unknown> = {};
+  for (const [name, rule] of Object.entries(OPTIONS) as [string, Rule<z.ZodType, unknown>][]) {
     const given = options[name];
-    if (given === undefined) return undefined;
-    const parsed = rules[name].schema.safeParse(given);
-    if (!parsed.success) {
-      // A secret is never shown, only what was wrong with it.
-      const shown = name === 'clearToolResults' ? describeSetting(given) : name === 'secret' ? describeSecret(given) : describe(given);
-      throw new TypeError(`ai-compaction: option ${name} must be ${rules[name].expected}, got ${shown}`);
+    let value: unknown;
+    if (given !== undefined) {
+      const parsed = rule.schema.safeParse(given);
+      if (!parsed.success) throw new TypeError(`ai-compaction: option ${name} must be ${rule.expected}, got ${(rule.show ?? describe)(given)}`);
+      value = parsed.data;
     }
-    return parsed.data as z.output<(typeof rules)[K]['schema']>;
-  };
-  const buffer = value('buffer');
-  return {
-    contextWindow: value('contextWindow') as ResolvedOptions['contextWindow'],
-    buffer: buffer === undefined ? undefined : typeof options.buffer === 'string' ? { share: buffer } : { tokens: buffer },
-    keep: value('keep') ?? DEFAULT_KEEP,
-    auto: value('auto') ?? true,
-    summaryOutputTokens: value('summaryOutputTokens') ?? DEFAULT_SUMMARY_OUTPUT_TOKENS,
-    summarizer: value('summarizer'),
-    logger: value('logger'),
-    store: value('store'),
-    onCompaction: value('onCompaction') as ResolvedOptions['onCompaction'],
-    native: value('native') ?? false,
-    prepare: value('prepare') ?? DEFAULT_PREPARE,
-    waitUntil: value('waitUntil') as ResolvedOptions['waitUntil'],
-    estimate: value('estimate') as ResolvedOptions['estimate'],
-    clearToolResults: clearSetting(value('clearToolResults') ?? DEFAULT_CLEAR_TOOL_RESULTS),
-    secret: secretSetting(value('secret')),
-    budgetShare: budgetShare((options as { [BUDGET_SHARE]?: unknown })[BUDGET_SHARE]),
-  };
+    resolved[name] = rule.resolve(value, given);
+  }
+  resolved.budgetShare = budgetShare((options as { [BUDGET_SHARE]?: unknown })[BUDGET_SHARE]);
+  return resolved as ResolvedOptions;
 }
 
 function secretSetting(given: string | string[] | undefined): readonly string[] | undefined {
@@ -190,12 +195,4 @@ function describeSetting(value: unknown): string {
   const entries = Object.entries(value);
   if (entries.length > 4 || entries.some(([, item]) => typeof item === 'object' || typeof item === 'function')) return describe(value);
   return `{ ${entries.map(([key, item]) => `${key}: ${describe(item)}`).join(', ')} }`;
-}
-
-export function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'function') return 'a function';
-  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return String(value);
-  if (Array.isArray(value)) return 'an array';
-  return typeof value === 'object' ? 'an object' : String(value);
 }

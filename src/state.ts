@@ -1,9 +1,9 @@
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { z } from 'zod';
-import { describe } from './options';
+import { describe } from './errors';
 import { canonical } from './prompt/canonical';
-import { FORMAT_VERSION, type SizingRecord, type StoredCheckpoint, type Thread, checkpointSchema, sizingSchema, threadSchema } from './store/records';
+import { FORMAT_VERSION, type ModelSizing, type StoredCheckpoint, type Thread, checkpointSchema, sizingSchema, threadSchema } from './store/format';
 
 /** The JSON value `state()` returns and `compaction({ state })` continues from. */
 export interface CompactionState {
@@ -35,7 +35,7 @@ const stateSchema = z
 export interface ParsedState {
   threads: Record<string, Thread>;
   checkpoints: Record<string, StoredCheckpoint>;
-  sizing?: Record<string, SizingRecord>;
+  sizing?: Record<string, ModelSizing>;
 }
 
 function checksumOf(body: Omit<CompactionState, 'checksum'>): string {
@@ -45,7 +45,7 @@ function checksumOf(body: Omit<CompactionState, 'checksum'>): string {
 export function buildState(
   threads: Map<string, Thread>,
   checkpoints: Map<string, StoredCheckpoint>,
-  sizing: Record<string, SizingRecord> = {},
+  sizing: Record<string, ModelSizing> = {},
 ): CompactionState {
   const body = {
     format: 'ai-compaction/state' as const,
@@ -88,8 +88,8 @@ export function parseState(value: unknown): ParsedState {
       }
     }
   }
-  for (const [model, record] of Object.entries(state.sizing ?? {})) {
-    if (record.model !== model) fail(`sizing.${model} holds what was learned of another model (${record.model})`);
+  for (const [model, sizing] of Object.entries(state.sizing ?? {})) {
+    if (sizing.model !== model) fail(`sizing.${model} holds what was learned of another model (${sizing.model})`);
   }
   return { threads: state.threads, checkpoints: state.checkpoints, ...(state.sizing === undefined ? {} : { sizing: state.sizing }) };
 }

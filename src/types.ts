@@ -1,7 +1,12 @@
 import type { LanguageModel, LanguageModelMiddleware } from 'ai';
-import type { CompactionLogger } from './options';
 import type { CompactionState } from './state';
 import type { CompactionStore } from './store/types';
+
+/** Where the middleware reports: `console`, pino and winston all fit. */
+export interface CompactionLogger {
+  info(message: string): void;
+  warn(message: string): void;
+}
 
 /** Why a compaction ran. */
 export type CompactionReason = 'auto' | 'overflow' | 'manual';
@@ -136,7 +141,7 @@ export interface CompactionOptions {
   clearToolResults?: boolean | { keep?: number; atLeast?: number };
   /**
    * Seals every value written to the store (AES-GCM through Web Crypto, a key derived per kind of
-   * record, the store key bound in): a value another program wrote, changed, moved to another key
+   * value, the store key bound in): a value another program wrote, changed, moved to another key
    * or sealed with another secret is ignored with a warning, never sent, and no stored value holds
    * conversation text in the clear. A string of at least 32 characters, or a list of them: the first
    * seals, any opens (put a new secret first to rotate). Recommended for any store that other code

@@ -1,14 +1,14 @@
 import { clearToolOutputs } from './checkpoint/clear';
 import { afterCheckpoint } from './checkpoint/live';
 import { checkpointMessage } from './checkpoint/message';
-import { boundaryEnd, nativeBoundary } from './native/items';
-import { splitPrompt } from './prompt/conversation';
 import { canonical } from './prompt/canonical';
+import { splitPrompt } from './prompt/conversation';
+import { boundaryEnd, nativeBoundary } from './prompt/native-items';
 import { PrefixDigests, sha256Hex } from './prompt/hash';
 import type { CallOptions, Message, SystemMessage } from './prompt/types';
 import { type Estimator, type Measure, estimateMessages, measurePrompt, toTokens } from './sizing/estimate';
 import type { Keeper, StoreBudget } from './store/keeper';
-import { type CountRecord, type StoredCheckpoint, type Thread, mergeThreads, readableBy } from './store/records';
+import { type Count, type StoredCheckpoint, type Thread, mergeThreads, readableBy } from './store/format';
 import type { CompactionRecord } from './types';
 
 /** One step as the middleware sees it: the caller's conversation, its checkpoint, what goes out, its size. */
@@ -18,7 +18,7 @@ export interface StepView {
   /** The caller's conversation (never changed). */
   conversation: Message[];
   digests: PrefixDigests | undefined;
-  /** Digest of the conversation's prefix through its first reply (see `anchorLength`): where its records are indexed. */
+  /** Digest of the conversation's prefix through its first reply (see `anchorLength`): where what it stores is indexed. */
   threadDigest: string | undefined;
   thread: Thread | undefined;
   /** The last message of the conversation holding a provider's compaction item, or -1. */
@@ -32,7 +32,7 @@ export interface StepView {
   sent: Message[];
   /** `provider:modelId` of the step's model. */
   modelKey: string;
-  /** How this step's model turns text into tokens: the learned characters a token, or the `estimate` option (SPEC 5). */
+  /** How this step's model turns text into tokens: the learned characters a token, or the `estimate` option (docs/design.md, "The size of a prompt"). */
   estimator: Estimator;
   /** The prompt's size: the provider's count it rests on, and what is estimated on top. */
   size: { counted: number; estimated: number };
@@ -54,10 +54,15 @@ export function outgoingPrompt(view: StepView): Message[] {
   return view.system.length === 0 ? view.sent : [...view.system, ...view.sent];
 }
 
+/** The call a step's view sends: its params with the prompt that goes out. */
+export function paramsFor(view: StepView): CallOptions {
+  return { ...view.params, prompt: outgoingPrompt(view) };
+}
+
 /**
  * Where the conversation not yet covered by a checkpoint or a provider item begins. Messages whose
- * tool outputs a clearing replaced (SPEC 13) still go out, so they are not covered: a summary
- * covers them.
+ * tool outputs a clearing replaced (docs/design.md, "Clearing old tool results") still go out, so
+ * they are not covered: a summary covers them.
  */
 export function coveredUpTo(view: Pick<StepView, 'checkpoint' | 'boundaryEnd'>): number {
   if (view.checkpoint === undefined) return view.boundaryEnd;
@@ -126,7 +131,7 @@ export async function resolveView(
   if (early) {
     const holds: Thread['holds'] = [];
     for (const hold of thread.holds) {
-      if (hold.length <= conversation.length && (await digests.of(hold.length)) === hold.digest) holds.push(hold);
+      if (await digests.hasPrefix(hold)) holds.push(hold);
     }
     if (checkpoint !== undefined || holds.length > 0) {
       await keeper.adopt(threadDigest, { checkpoints: checkpoint === undefined ? [] : [{ length: checkpoint.length, digest: checkpoint.digest }], holds }, budget);
@@ -145,10 +150,10 @@ export async function resolveView(
 }
 
 /**
- * How many messages of a conversation its records are indexed under: through the first assistant
+ * How many messages of a conversation what it stores is indexed under: through the first assistant
  * message after a user message (its first reply). Conversations that open with the same words (a
  * suggested prompt, an agent's fixed task) part there, so each keeps its own index. The steps
- * before that reply index their records under the first message.
+ * before that reply index theirs under the first message.
  */
 export function anchorLength(conversation: readonly Message[]): number | undefined {
   const user = conversation.findIndex((message) => message.role === 'user');
@@ -166,10 +171,10 @@ async function findCheckpoint(
   budget: StoreBudget,
 ): Promise<StoredCheckpoint | undefined> {
   const candidates = thread.checkpoints
-    .filter((ref) => ref.length <= digests.length && ref.length >= Math.max(1, floor))
+    .filter((ref) => ref.length >= Math.max(1, floor))
     .sort((a, b) => b.length - a.length);
   for (const ref of candidates) {
-    if ((await digests.of(ref.length)) !== ref.digest) continue;
+    if (!(await digests.hasPrefix(ref))) continue;
     const checkpoint = await keeper.checkpoint(ref.digest, ref.length, budget);
     if (checkpoint !== undefined && readableBy(checkpoint, modelKey)) return checkpoint;
   }
@@ -198,14 +203,15 @@ function measure(view: StepView, baseline: Baseline | undefined): StepView['size
 
 /** A count a step rests on, and the characters of the system messages and tools it was made with when those changed since. */
 interface Baseline {
-  count: CountRecord;
+  count: Count;
   frameBefore?: number;
 }
 
 /**
  * The count a step rests on: the longest of its conversation's prefixes counted with the same
  * checkpoint and the same system messages and tool definitions; failing that, the longest counted
- * with other ones whose size is known (SPEC 5: an agent that adds a tool keeps its count).
+ * with other ones whose size is known (docs/design.md, "The size of a prompt": an agent that adds a
+ * tool keeps its count).
  */
 async function findCount(view: StepView, thread: Thread, digests: PrefixDigests): Promise<Baseline | undefined> {
   const checkpoint = view.checkpoint?.digest ?? null;
@@ -216,11 +222,11 @@ async function findCount(view: StepView, thread: Thread, digests: PrefixDigests)
   if (candidates.length === 0) return undefined;
   const frame = await frameDigest(view);
   for (const count of candidates) {
-    if (count.frame === frame && (await digests.of(count.length)) === count.digest) return { count };
+    if (count.frame === frame && (await digests.hasPrefix(count))) return { count };
   }
   for (const count of candidates) {
     const frameBefore = count.frameChars;
-    if (count.frame !== frame && frameBefore !== undefined && (await digests.of(count.length)) === count.digest) return { count, frameBefore };
+    if (count.frame !== frame && frameBefore !== undefined && (await digests.hasPrefix(count))) return { count, frameBefore };
   }
   return undefined;
 }
@@ -269,7 +275,7 @@ export async function supersededCounts(view: StepView): Promise<Set<string>> {
   const { thread, digests } = view;
   if (thread === undefined || digests === undefined) return superseded;
   for (const count of thread.counts) {
-    if (count.length < digests.length && (await digests.of(count.length)) === count.digest) superseded.add(count.digest);
+    if (count.length < digests.length && (await digests.hasPrefix(count))) superseded.add(count.digest);
   }
   return superseded;
 }

@@ -2,7 +2,7 @@ import { toolOutputFileTokens, toolOutputText } from '../prompt/parts';
 import type { ContentMessage, Message, Part } from '../prompt/types';
 import { type Estimator, FIXED_ESTIMATOR, addMessage, emptyMeasure, toTokens } from '../sizing/estimate';
 
-/** What replaces a cleared tool output (SPEC 13): `N` is the length of the output's text. */
+/** What replaces a cleared tool output (docs/design.md, "Clearing old tool results"): `N` is the length of the output's text. */
 export function clearedNote(characters: number): string {
   return `[tool result cleared: ${characters} characters]`;
 }
@@ -22,12 +22,12 @@ const CLEARABLE = new Set(['text', 'json', 'error-text', 'error-json', 'content'
 
 /**
  * The conversation with the output of every tool result in `conversation[from..to)` replaced by
- * `[tool result cleared: N characters]` (SPEC 13). Only the `output` of a result part in a tool
- * message changes: the part, its `toolCallId` and `toolName`, the tool call it answers, and every
- * user and assistant word stay, so each call keeps its result. An error stays an error
- * (`error-text`). An output no longer than its note (and holding no file) is left as it is.
- * The same messages always give the same bytes, so the provider's cache holds from step to step;
- * the caller's messages are not changed.
+ * `[tool result cleared: N characters]` (docs/design.md, "Clearing old tool results"). Only the
+ * `output` of a result part in a tool message changes: the part, its `toolCallId` and `toolName`,
+ * the tool call it answers, and every user and assistant word stay, so each call keeps its result.
+ * An error stays an error (`error-text`). An output no longer than its note (and holding no file)
+ * is left as it is. The same messages always give the same bytes, so the provider's cache holds
+ * from step to step; the caller's messages are not changed.
  */
 export function clearToolOutputs(conversation: Message[], from: number, to: number): ClearedMessages {
   let messages = conversation;
@@ -63,9 +63,9 @@ function clearedPart(part: Part): { part: Part; characters: number } | undefined
 }
 
 /**
- * Where clearing stops (SPEC 13): before the newest `keep` tokens of the conversation (a message
- * partly within them is kept whole, measured by the model's estimator) and before `end`, where the
- * live part begins. Clearing covers
+ * Where clearing stops (docs/design.md, "Clearing old tool results"): before the newest `keep`
+ * tokens of the conversation (a message partly within them is kept whole, measured by the model's
+ * estimator) and before `end`, where the live part begins. Clearing covers
  * `conversation[from..result)`; `from` when there is nothing older to clear.
  */
 export function clearingEnd(conversation: readonly Message[], from: number, end: number, keep: number, estimator: Estimator = FIXED_ESTIMATOR): number {
@@ -79,7 +79,7 @@ export function clearingEnd(conversation: readonly Message[], from: number, end:
   return Math.max(from, Math.min(start, end));
 }
 
-/** The thresholds a clearing must meet to be used instead of a summary (SPEC 13). */
+/** The thresholds a clearing must meet to be used instead of a summary (docs/design.md, "Clearing old tool results"). */
 export interface ClearingThresholds {
   /** Tokens it must free at least. */
   atLeast: number;

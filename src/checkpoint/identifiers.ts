@@ -2,7 +2,7 @@ import { toolOutputText } from '../prompt/parts';
 import type { Message, Part } from '../prompt/types';
 import { CHARS_PER_TOKEN } from '../sizing/estimate';
 
-/** The heading under which a checkpoint lists the exact identifiers of what it covers (SPEC 6.9). */
+/** The heading under which a checkpoint lists the exact identifiers of what it covers (docs/design.md, "Identifiers"). */
 export const IDENTIFIERS_HEADING = '## Identifiers (kept verbatim)';
 
 /** An error line is cut at this many characters. */
@@ -31,11 +31,11 @@ interface Seen {
 }
 
 /**
- * The exact identifiers of `covered` (SPEC 6.9): file paths (tool inputs named like `path`, path-like
- * tokens in messages and tool outputs), URLs, commands run, and the first line of each tool error or
- * error line of an output, cut at 200 characters. Each once, most recent first, followed by the
- * previous checkpoint's list; within `budget` tokens, the most often and then most recently seen
- * stay.
+ * The exact identifiers of `covered` (docs/design.md, "Identifiers"): file paths (tool inputs named
+ * like `path`, path-like tokens in messages and tool outputs), URLs, commands run, and the first
+ * line of each tool error or error line of an output, cut at 200 characters. Each once, most recent
+ * first, followed by the previous checkpoint's list; within `budget` tokens, the most often and
+ * then most recently seen stay.
  */
 export function collectIdentifiers(covered: readonly Message[], previous: readonly string[], budget: number, charsPerToken = CHARS_PER_TOKEN): string[] {
   const found: string[] = [];

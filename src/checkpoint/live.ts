@@ -17,11 +17,12 @@ interface Output {
 }
 
 /**
- * The messages after a checkpoint as they go out (SPEC 6.4): the step right after it (an assistant
- * message and the tool results after it, live when the checkpoint was made) takes at most `budget`
- * tokens, its tool outputs shortened to their first and last parts when it is larger. The same
- * messages always give the same bytes, so later steps keep the provider's cache: the view sends it
- * at 4 characters a token, not at a learned ratio that may move between two steps.
+ * The messages after a checkpoint as they go out (docs/design.md, "What stays live"): the step
+ * right after it (an assistant message and the tool results after it, live when the checkpoint was
+ * made) takes at most `budget` tokens, its tool outputs shortened to their first and last parts
+ * when it is larger. The same messages always give the same bytes, so later steps keep the
+ * provider's cache: the view sends it at 4 characters a token, not at a learned ratio that may move
+ * between two steps.
  */
 export function afterCheckpoint(conversation: Message[], from: number, budget: number | undefined, charsPerToken = CHARS_PER_TOKEN): Message[] {
   const rest = conversation.slice(from);

@@ -5,15 +5,15 @@ import { identifiersSection } from './identifiers';
 const WRAPPER_TAG = /<(\s*)(\/?)(\s*)(conversation-checkpoint|recent-context|summary)(?=[\s/>]|$)/gi;
 
 /**
- * Makes sure text placed inside the checkpoint can never open or close its tags (SPEC 6.3): a
- * closing `</summary>` becomes `<\/summary>`, an opening `<summary>` becomes `<\summary>`; likewise
- * `recent-context` and `conversation-checkpoint`.
+ * Makes sure text placed inside the checkpoint can never open or close its tags (docs/design.md,
+ * "The checkpoint"): a closing `</summary>` becomes `<\/summary>`, an opening `<summary>` becomes
+ * `<\summary>`; likewise `recent-context` and `conversation-checkpoint`.
  */
 export function neutraliseTags(text: string): string {
   return text.replace(WRAPPER_TAG, (_match, _a, slash: string, _b, name: string) => (slash === '/' ? `<\\/${name}` : `<\\${name}`));
 }
 
-/** The checkpoint's text, exactly as SPEC 6.3 gives it; the identifiers end the summary section (6.9). */
+/** The checkpoint's text (docs/design.md, "The checkpoint"); the identifiers end the summary section ("Identifiers"). */
 export function checkpointText(summary: string, record: string, identifiers: readonly string[] = []): string {
   const section = identifiersSection(identifiers);
   const body = section === '' ? summary : summary === '' ? section : `${summary}\n\n${section}`;

@@ -20,9 +20,9 @@ export function earlierStepsNote(steps: number): string {
   return `[${steps} earlier steps of this turn are summarized above]`;
 }
 
-
 /**
- * Chooses the record among what a new checkpoint covers, `conversation[from..end)` (SPEC 6.4):
+ * Chooses the record among what a new checkpoint covers, `conversation[from..end)` (docs/design.md,
+ * "The record"):
  * - the newest messages within `budget` tokens, starting at a user message;
  * - when the newest turn alone is larger, the record starts inside it at an assistant message (a
  *   tool call stays with its result), opening with that turn's user message verbatim (its ends

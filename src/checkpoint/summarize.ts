@@ -45,8 +45,8 @@ export interface SummarizeInput {
   summaryOutputTokens: number;
   /**
    * How the request's own messages are estimated: the step model's learned ratio or tokenizer
-   * (SPEC 5), as its size was; with a `summarizer`, too (the same text, and the step's counts are
-   * all the middleware has of it).
+   * (docs/design.md, "The size of a prompt"), as its size was; with a `summarizer`, too (the same
+   * text, and the step's counts are all the middleware has of it).
    */
   estimator: Estimator;
   warn: (message: string) => void;
@@ -61,7 +61,8 @@ interface Attempt {
 }
 
 /**
- * Asks the model for the structured summary (SPEC 6.1, 6.2, 6.6) and returns it. Throws a
+ * Asks the model for the structured summary (docs/design.md, "The summary request", "When the
+ * summary request is too big") and returns it. Throws a
  * `CompactionError`, or the abort error when the call was aborted.
  */
 export async function summarize(input: SummarizeInput): Promise<string> {

@@ -1,16 +1,48 @@
 import type { Engine } from '../engine';
 import { CompactionError, failureDetail, isAbort, messageOf } from '../errors';
+import { liveStart } from '../prompt/conversation';
 import type { Model } from '../prompt/types';
 import type { CompactionUsage } from '../types';
-import type { StepView } from '../view';
-import { compact } from './compact';
+import { type StepView, totalSize, withCheckpoint } from '../view';
+import { clearFirst } from './clear';
+import { compact, sendPrepared } from './compact';
 import type { Plan } from './decide';
 import { fitsWindow, holdAfterFailure, holdNothingOlder } from './holds';
+import { findPrepared, firstReadable } from './prepare';
 
 /**
- * Compacts a step before it goes out (SPEC 6.7). A failure leaves the step as it was: it goes out
- * unchanged when its estimate still fits the window, else the `CompactionError` is thrown. A failed
- * compaction holds the conversation from compacting on its own until it has grown (SPEC 6.8).
+ * Compacts a step that is due. An auto compaction first looks for a checkpoint prepared for a
+ * prefix of this conversation: the step sends it at once when the prompt with it fits under the
+ * ceiling (the longest ready one; one still being written is waited for only when none is);
+ * otherwise it compacts now from it. Without one it compacts as usual.
+ */
+export async function compactAtCeiling(engine: Engine, view: StepView, model: Model, plan: Plan & { reason: 'auto' | 'manual' }): Promise<StepView> {
+  const prepared = plan.reason === 'auto' && plan.limit !== undefined ? await findPrepared(engine, view, model, plan.limit) : undefined;
+  if (prepared === undefined) return compactBeforeStep(engine, view, model, plan);
+  let checkpoint = prepared.ready;
+  if (checkpoint === undefined && prepared.pending.length > 0) {
+    // With clearing on, a step that would wait for the rest of a summary clears instead when that
+    // alone brings it under the ceiling; the summary is sent at the next compaction point.
+    const end = liveStart(view.conversation);
+    const cleared = await clearFirst(engine, { view, reason: 'auto', model, limit: plan.limit, target: undefined, end, instead: true });
+    if (cleared !== undefined) return cleared;
+    checkpoint = await firstReadable(prepared.pending, model);
+  }
+  checkpoint ??= prepared.tooLarge;
+  if (checkpoint === undefined) return compactBeforeStep(engine, view, model, plan);
+  const placed = withCheckpoint(view, checkpoint);
+  if (totalSize(placed) < plan.limit!) return sendPrepared(engine, view, checkpoint);
+  // Made from it, the new checkpoint is what goes out: the prepared one's cost is reported with it.
+  const step = await compactBeforeStep(engine, placed, model, { ...plan, carried: checkpoint.usage });
+  // The compaction from it failed and the step goes out with the prepared checkpoint: it is sent now.
+  return step === placed ? sendPrepared(engine, view, checkpoint) : step;
+}
+
+/**
+ * Compacts a step before it goes out (docs/design.md, "Failure"). A failure leaves the step as it
+ * was: it goes out unchanged when its estimate still fits the window, else the `CompactionError` is
+ * thrown. A failed compaction holds the conversation from compacting on its own until it has grown
+ * (docs/design.md, "No progress").
  */
 export async function compactBeforeStep(
   engine: Engine,

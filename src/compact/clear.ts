@@ -1,16 +1,16 @@
 import { clearToolOutputs, clearingEnd, clearingThresholds } from '../checkpoint/clear';
 import { recordBudget } from '../checkpoint/record';
-import { type Engine, type Made, modelKey } from '../engine';
+import { type Engine, modelKey } from '../engine';
 import type { ResolvedOptions } from '../options';
 import type { Model } from '../prompt/types';
 import { estimateMessages } from '../sizing/estimate';
-import { type StoredCheckpoint, readableBy } from '../store/records';
+import { type StoredCheckpoint, readableBy } from '../store/format';
 import type { CompactionReason, CompactionRecord } from '../types';
 import { startCompactionSpan } from '../telemetry/spans';
 import { type StepView, arrange, coveredUpTo, totalSize, withCheckpoint } from '../view';
 import { noUsage } from './cost';
-import { singleFlight } from './flight';
-import { report } from './report';
+import { type Made, singleFlight } from './flight';
+import { announce } from './report';
 
 /** A clearing that meets its thresholds: the checkpoint to store (its digest still to fill in), and what it frees. */
 export interface ClearingPlan {
@@ -40,13 +40,13 @@ export interface ClearingRequest {
 }
 
 /**
- * The cheap tier of a compaction (SPEC 13), decided without a model call or a store: the clearing
- * of old tool outputs this step would make, when it frees at least `atLeast` tokens and brings the
- * prompt to at most half the ceiling; `undefined` when a summary is needed instead. A manual
- * compaction (`compactNext()`) is a summary. Clearing never follows a clearing that did not make
- * room: when the conversation is back at the ceiling having grown by less than `atLeast` since the
- * last clearing (the provider counted the cleared prompt larger than its estimate), or when the
- * provider rejected the cleared prompt, a summary is made.
+ * The cheap tier of a compaction (docs/design.md, "Clearing old tool results"), decided without a
+ * model call or a store: the clearing of old tool outputs this step would make, when it frees at
+ * least `atLeast` tokens and brings the prompt to at most half the ceiling; `undefined` when a
+ * summary is needed instead. A manual compaction (`compactNext()`) is a summary. Clearing never
+ * follows a clearing that did not make room: when the conversation is back at the ceiling having
+ * grown by less than `atLeast` since the last clearing (the provider counted the cleared prompt
+ * larger than its estimate), or when the provider rejected the cleared prompt, a summary is made.
  */
 export function planClearing(settings: ResolvedOptions, { view, reason, limit, target, end, instead = false }: ClearingRequest): ClearingPlan | undefined {
   const setting = settings.clearToolResults;
@@ -88,9 +88,10 @@ export function planClearing(settings: ResolvedOptions, { view, reason, limit, t
 }
 
 /**
- * Clears old tool outputs in place of a summary when that is enough (SPEC 13): stored like a
- * checkpoint, found by the content of the messages it clears, reported as a compaction of kind
- * `clear`. Returns the view to send, or `undefined` when a summary is needed.
+ * Clears old tool outputs in place of a summary when that is enough (docs/design.md, "Clearing old
+ * tool results"): stored like a checkpoint, found by the content of the messages it clears,
+ * reported as a compaction of kind `clear`. Returns the view to send, or `undefined` when a summary
+ * is needed.
  */
 export async function clearFirst(engine: Engine, request: ClearingRequest): Promise<StepView | undefined> {
   const { view } = request;
@@ -98,14 +99,14 @@ export async function clearFirst(engine: Engine, request: ClearingRequest): Prom
   const plan = planClearing(engine.settings, request);
   if (plan === undefined) return undefined;
   const digest = await view.digests.of(plan.checkpoint.length);
-  const made = await singleFlight(engine.flights, `clear:${digest}`, view.params.abortSignal, async () => {
+  const made = await singleFlight(engine, `clear:${digest}`, view.params.abortSignal, async () => {
     // Another step (of this instance or another) may have stored this very one a moment ago.
     const existing = digest === view.checkpoint?.digest ? undefined : await engine.keeper.checkpoint(digest, plan.checkpoint.length, view.budget);
     if (existing !== undefined && readableBy(existing, modelKey(request.model))) return { checkpoint: existing };
     return store(engine, view, { ...plan.checkpoint, digest, createdAt: Date.now() });
   });
   const next = withCheckpoint(view, made.checkpoint);
-  if (made.record !== undefined) next.compaction = made.record;
+  if (made.report !== undefined) next.compaction = made.report;
   return next;
 }
 
@@ -118,7 +119,7 @@ async function store(engine: Engine, view: StepView, made: StoredCheckpoint): Pr
     const saved = await engine.keeper.saveCheckpoint(view.threadDigest, checkpoint, view.budget);
     if (!saved) engine.warn('ai-compaction: the cleared tool results could not be stored; this step uses them, later steps may compact again');
   }
-  const record: CompactionRecord = {
+  const report: CompactionRecord = {
     reason: checkpoint.reason,
     kind: 'clear',
     messagesCovered: checkpoint.length,
@@ -129,7 +130,7 @@ async function store(engine: Engine, view: StepView, made: StoredCheckpoint): Pr
     cleared: { toolResults: checkpoint.clear!.outputs, characters: checkpoint.clear!.characters },
     usage: noUsage(),
   };
-  span?.end({ kind: 'clear', messagesCovered: record.messagesCovered, tokensAfter: record.tokensAfter, usage: record.usage });
-  report(engine, record);
-  return { checkpoint, record };
+  span?.end({ kind: 'clear', messagesCovered: report.messagesCovered, tokensAfter: report.tokensAfter, usage: report.usage });
+  announce(engine, report);
+  return { checkpoint, report };
 }

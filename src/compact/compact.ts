@@ -4,23 +4,23 @@ import { selectRecord } from '../checkpoint/record';
 import { MIN_SUMMARY_ROOM, roomFor, summarize } from '../checkpoint/summarize';
 import { SUMMARY_PROMPT, UPDATE_PROMPT } from '../checkpoint/prompts';
 import { MAX_BUDGET_SHARE } from '../checkpoint/budget';
-import { type Engine, type Made, modelKey } from '../engine';
+import { type Engine, modelKey } from '../engine';
 import { CompactionError } from '../errors';
-import { keptUserMessages, nativeItem } from '../native/trigger';
 import { liveStart, textMessage } from '../prompt/conversation';
 import type { Message, Model } from '../prompt/types';
 import { charsPerTokenOf, estimateMessages } from '../sizing/estimate';
-import { type StoredCheckpoint, readableBy } from '../store/records';
+import { type StoredCheckpoint, readableBy } from '../store/format';
 import { startCompactionSpan } from '../telemetry/spans';
 import type { CompactionReason, CompactionRecord, CompactionUsage } from '../types';
 import { type StepView, coveredUpTo, totalSize, withCheckpoint } from '../view';
 import { clearFirst } from './clear';
 import { type Meter, addUsage, meter, noUsage } from './cost';
-import { singleFlight } from './flight';
+import { type Made, singleFlight } from './flight';
 import { leaseOrWait, measuredSummary, releaseLease } from './lease';
 import { placeHold } from './holds';
+import { keptUserMessages, nativeItem } from './native';
 import { type CompactionPlan, identifierAllowance, planOf, recordAllowance, summaryLimit, userMessageAllowance } from './plan';
-import { report } from './report';
+import { announce } from './report';
 
 /** What a compaction is asked to do. */
 export interface CompactRequest {
@@ -30,11 +30,12 @@ export interface CompactRequest {
   window: number | undefined;
   /** The size the compacted prompt must stay under to count as progress. */
   target: number | undefined;
-  /** The ceiling the record takes at most a quarter of (SPEC 6.4). */
+  /** The ceiling the record takes at most a quarter of (docs/design.md, "The record"). */
   limit: number | undefined;
   /**
-   * Made ahead in the background (SPEC 14): stored as a prepared checkpoint (held back until a step
-   * at the ceiling sends it), not reported, no hold placed. The view's params carry no abort signal.
+   * Made ahead in the background (docs/design.md, "Preparing ahead"): stored as a prepared
+   * checkpoint (held back until a step at the ceiling sends it), not reported, no hold placed. The
+   * view's params carry no abort signal.
    */
   prepare?: boolean;
   /**
@@ -49,7 +50,7 @@ export interface CompactRequest {
   through?: number;
   /**
    * What a checkpoint prepared ahead cost, when this compaction is made from it and it was never
-   * sent itself: reported on this compaction's record, so that no summary request goes unreported.
+   * sent itself: reported with this compaction, so that no summary request goes unreported.
    */
   carried?: CompactionUsage;
 }
@@ -67,7 +68,8 @@ interface Job extends CompactRequest {
 export async function compact(engine: Engine, request: CompactRequest): Promise<StepView> {
   const { view, reason, target } = request;
   const { end } = coverage(request);
-  // The cheap tier first: old tool outputs cleared, no model call (SPEC 13).
+  // The cheap tier first: old tool outputs cleared, no model call (docs/design.md, "Clearing old
+  // tool results").
   const cleared = await clearFirst(engine, { view, reason, model: request.model, limit: request.limit, target, end });
   if (cleared !== undefined) return cleared;
   const made = await compactOnce(engine, request);
@@ -78,14 +80,15 @@ export async function compact(engine: Engine, request: CompactRequest): Promise<
 
 /**
  * Runs the summary (or the provider's item) a step needs, or joins the same one under way (a
- * step's, or one being prepared in the background: SPEC 11, 14), and returns what it made.
+ * step's, or one being prepared in the background: docs/stores.md; docs/design.md, "Preparing
+ * ahead"), and returns what it made.
  */
 export async function compactOnce(engine: Engine, request: CompactRequest): Promise<Made> {
   const { view, reason, target } = request;
   const { from, end } = coverage(request);
   const job: Job = { ...request, from, end, digest: await view.digests!.of(end), plan: planOf(engine, view, request.limit, undefined, end) };
   const key = `${reason === 'overflow' ? `${target}:` : ''}${job.digest}`;
-  return singleFlight(engine.flights, key, view.params.abortSignal, () => reuseOrRun(engine, job));
+  return singleFlight(engine, key, view.params.abortSignal, () => reuseOrRun(engine, job));
 }
 
 /** What a compaction covers, `from` to `end` of the conversation; throws when there is nothing older to compact. */
@@ -104,7 +107,7 @@ function coverage({ view, reason, through }: CompactRequest): { from: number; en
 /** This step's view with a checkpoint made for it or for a concurrent step of the same conversation. */
 function place(view: StepView, made: Made): StepView {
   const next = withCheckpoint(view, made.checkpoint);
-  if (made.record !== undefined) next.compaction = made.record;
+  if (made.report !== undefined) next.compaction = made.report;
   return next;
 }
 
@@ -123,7 +126,8 @@ async function reuseOrRun(engine: Engine, job: Job): Promise<Made> {
     await engine.keeper.savePrepared(view.threadDigest, existing, view.budget, job.catchUp === true);
     return { checkpoint: existing, prepared: true };
   }
-  // One prepared ahead and still held back (SPEC 14): this step is the first to send it.
+  // One prepared ahead and still held back (docs/design.md, "Preparing ahead"): this step is the
+  // first to send it.
   if (view.threadDigest !== undefined && (await heldBack(engine, view, digest))) return { checkpoint: existing, prepared: true };
   return { checkpoint: existing };
 }
@@ -190,7 +194,8 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
   const covered = view.conversation.slice(from, end);
   const tokensBefore = totalSize(view);
   // The request is what the step sent up to the end of what the checkpoint covers: never the live
-  // part, whose words another conversation sharing this prefix must not see (SPEC 6.1).
+  // part, whose words another conversation sharing this prefix must not see (docs/design.md, "The
+  // summary request").
   const request = coveredRequest(view, view.conversation.length - end);
   // An overflow is recovered by ordinary compaction: the native trigger would carry the very
   // prompt the provider just rejected.
@@ -264,7 +269,8 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
   };
   const next = withCheckpoint(view, made);
   const tokensAfter = next.size.estimated;
-  // Never a step over the window by this package's own estimate: nothing is stored (6.7).
+  // Never a step over the window by this package's own estimate: nothing is stored
+  // (docs/design.md, "Failure").
   if (window !== undefined && tokensAfter > window) {
     throw new CompactionError({
       reason: 'too-large',
@@ -287,9 +293,9 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
     if (!saved) engine.warn('ai-compaction: the checkpoint could not be stored; this step uses it, later steps may compact again');
   }
   if (noProgress && reason !== 'overflow') await placeHold(engine, next, tokensAfter, target, 'the compaction made no progress');
-  const record = recordOf(checkpoint, reason, tokensBefore, tokensAfter, addUsage(costs.usage(), carried));
-  report(engine, record);
-  return { checkpoint, record };
+  const report = reportOf(checkpoint, reason, tokensBefore, tokensAfter, addUsage(costs.usage(), carried));
+  announce(engine, report);
+  return { checkpoint, report };
 }
 
 /** What a checkpoint made by a summary request or by the provider is. */
@@ -298,7 +304,7 @@ function kindOf(checkpoint: StoredCheckpoint): 'summary' | 'native' {
 }
 
 /** What `last()` returns and `onCompaction` receives for a summary (or a provider's item) that a step sent. */
-function recordOf(checkpoint: StoredCheckpoint, reason: CompactionReason, tokensBefore: number, tokensAfter: number, usage: CompactionUsage): CompactionRecord {
+function reportOf(checkpoint: StoredCheckpoint, reason: CompactionReason, tokensBefore: number, tokensAfter: number, usage: CompactionUsage): CompactionRecord {
   const { native } = checkpoint;
   return {
     reason,
@@ -320,13 +326,15 @@ function asSent(view: StepView): Message[] {
 }
 
 /**
- * Makes a checkpoint prepared ahead (SPEC 14) this conversation's checkpoint, as the step about to
- * send it for the first time: it is listed among the checkpoints steps find, and returned placed
- * in this step's view. Reported by `reportPrepared` once it is sure to go out.
+ * Makes a checkpoint prepared ahead (docs/design.md, "Preparing ahead") this conversation's
+ * checkpoint, as the step about to send it for the first time: it is listed among the checkpoints
+ * steps find, and returned placed in this step's view. Reported by `reportPrepared` once it is sure
+ * to go out.
  */
 async function promotePrepared(engine: Engine, view: StepView, checkpoint: StoredCheckpoint): Promise<StepView> {
   const { conversation, digests } = view;
-  // Where it left the prompt: the next one is prepared from there (SPEC 14, `preparingFrom`).
+  // Where it left the prompt: the next one is prepared from there (`preparingFrom`, docs/design.md,
+  // "Preparing ahead").
   const sent = digests === undefined ? undefined : { length: conversation.length, digest: await digests.of(conversation.length) };
   if (view.threadDigest !== undefined && !(await engine.keeper.promote(view.threadDigest, checkpoint, sent, view.budget))) {
     engine.warn('ai-compaction: the checkpoint prepared ahead could not be stored as sent; this step uses it, later steps may compact again');
@@ -342,9 +350,9 @@ function reportPrepared(engine: Engine, view: StepView, next: StepView, reason: 
   const checkpoint = next.checkpoint!;
   // What it cost in the background; a checkpoint prepared by an older version kept no count.
   const usage = checkpoint.usage ?? noUsage();
-  const record: CompactionRecord = { ...recordOf(checkpoint, reason, totalSize(view), totalSize(next), usage), prepared: true };
-  report(engine, record);
-  next.compaction = record;
+  const report: CompactionRecord = { ...reportOf(checkpoint, reason, totalSize(view), totalSize(next), usage), prepared: true };
+  announce(engine, report);
+  next.compaction = report;
   return next;
 }
 

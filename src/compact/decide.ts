@@ -1,7 +1,6 @@
 import { type Engine, modelKey, warnOnce, windowFor } from '../engine';
 import type { Model } from '../prompt/types';
 import { ceiling } from '../sizing/ceiling';
-import type { CompactionCallOptions } from '../types';
 import { type StepView, totalSize } from '../view';
 import { held } from './holds';
 
@@ -10,19 +9,18 @@ export interface Plan {
   /** Why it compacts; `undefined`: it goes out as it is. */
   reason: 'auto' | 'manual' | undefined;
   window: number | undefined;
-  /** The ceiling (SPEC 4); `undefined` without a window. */
+  /** The ceiling (docs/design.md, "The ceiling"); `undefined` without a window. */
   limit: number | undefined;
 }
 
 /**
- * Decides a step (SPEC 4, 6.8, 8): manual when asked (whatever holds stand), auto when its size
- * reaches the ceiling and no hold stands. Takes a pending `compactNext()`.
+ * Decides a step (docs/design.md, "The ceiling", "No progress", "Manual compaction"): manual when
+ * asked (`manual`: `compactNext()` or the call's `compact`, whatever holds stand), auto when its
+ * size reaches the ceiling and no hold stands.
  */
-export async function decide(engine: Engine, view: StepView, model: Model, call: CompactionCallOptions): Promise<Plan> {
+export async function decide(engine: Engine, view: StepView, model: Model, manual: boolean): Promise<Plan> {
   const window = windowFor(engine, model);
   const limit = window === undefined ? undefined : ceiling(window, engine.settings.buffer, view.params.maxOutputTokens);
-  const manual = call.compact === true || engine.pendingManual;
-  engine.pendingManual = false;
   if (limit !== undefined && limit <= 0) {
     const key = modelKey(model);
     warnOnce(engine, `ceiling:${key}`, `ai-compaction: the ceiling for ${key} is ${limit} tokens (the window less the room kept free); not compacting on its own`);

@@ -1,26 +1,26 @@
-import type { Engine } from '../engine';
+import { type Engine, ownState } from '../engine';
 import { type CompactionError, failureDetail } from '../errors';
 import { liveStart } from '../prompt/conversation';
 import { estimatePrompt } from '../sizing/estimate';
-import type { Hold } from '../store/records';
+import type { Hold } from '../store/format';
 import { type StepView, coveredUpTo, outgoingPrompt, totalSize } from '../view';
 
-/** Whether a step's prompt, as it would go out now, fits the window by estimate (SPEC 6.7). */
+/** Whether a step's prompt, as it would go out now, fits the window by estimate (docs/design.md, "Failure"). */
 export function fitsWindow(view: StepView, window: number): boolean {
   return estimatePrompt(outgoingPrompt(view), view.params.tools, view.estimator) <= window;
 }
 
-/** The growth that ends a hold: a tenth of the ceiling, doubled for each failure in a row after the first (SPEC 6.8). */
+/** The growth that ends a hold: a tenth of the ceiling, doubled for each failure in a row after the first (docs/design.md, "No progress"). */
 export function holdGrowth(hold: Pick<Hold, 'cause' | 'failures'>, limit: number): number {
   const tenth = Math.ceil(limit / 10);
   return hold.cause === 'failed' ? tenth * 2 ** ((hold.failures ?? 1) - 1) : tenth;
 }
 
 /**
- * Whether a hold placed on this conversation stands (SPEC 6.8), so that it is not compacted on its
- * own. Each hold ends with its cause: growth by a tenth of the ceiling after no progress; something
- * older to compact after there was nothing; after a failure, growth by a tenth of the ceiling
- * doubled per failure in a row, or a prompt that no longer fits the window.
+ * Whether a hold placed on this conversation stands (docs/design.md, "No progress"), so that it is
+ * not compacted on its own. Each hold ends with its cause: growth by a tenth of the ceiling after
+ * no progress; something older to compact after there was nothing; after a failure, growth by a
+ * tenth of the ceiling doubled per failure in a row, or a prompt that no longer fits the window.
  */
 export async function held(view: StepView, limit: number, window: number | undefined): Promise<boolean> {
   let fits: boolean | undefined;
@@ -49,8 +49,7 @@ async function ownHolds(view: StepView): Promise<Hold[]> {
   const checkpoint = view.checkpoint?.digest ?? null;
   const own: Hold[] = [];
   for (const hold of view.thread?.holds ?? []) {
-    if (hold.checkpoint !== checkpoint || hold.length > view.conversation.length) continue;
-    if ((await digests.of(hold.length)) === hold.digest) own.push(hold);
+    if (hold.checkpoint === checkpoint && (await digests.hasPrefix(hold))) own.push(hold);
   }
   return own;
 }
@@ -71,10 +70,11 @@ export async function holdNothingOlder(engine: Engine, view: StepView, limit: nu
 }
 
 /**
- * After a failed compaction (SPEC 6.8): holds the conversation from compacting on its own until it
- * has grown by a tenth of the ceiling, doubled for each further failure in a row, and says once per
- * failure what happens to the step and until when. `thrown`: the step does not fit the window and
- * fails with the error. `error`: what was thrown, shared by the steps that joined the compaction.
+ * After a failed compaction (docs/design.md, "No progress"): holds the conversation from compacting
+ * on its own until it has grown by a tenth of the ceiling, doubled for each further failure in a
+ * row, and says once per failure what happens to the step and until when. `thrown`: the step does
+ * not fit the window and fails with the error. `error`: what was thrown, shared by the steps that
+ * joined the compaction.
  */
 export async function holdAfterFailure(
   engine: Engine,
@@ -89,8 +89,9 @@ export async function holdAfterFailure(
   const failures = Math.min(before + 1, MAX_FAILURES);
   const growth = holdGrowth({ cause: 'failed', failures }, limit);
   const key = typeof error === 'object' && error !== null ? error : failure;
-  const first = !engine.failuresTold.has(key);
-  engine.failuresTold.add(key);
+  const told = failuresTold(engine);
+  const first = !told.has(key);
+  told.add(key);
   const what = thrown === undefined ? 'the step goes out unchanged' : `the step does not fit the window of ${thrown.window} tokens, so the CompactionError is thrown`;
   const said = `ai-compaction: compaction failed (${failure.reason}): ${failureDetail(failure)}; ${what}.`;
   const until =
@@ -99,6 +100,9 @@ export async function holdAfterFailure(
   const placed = await saveHold(engine, view, { size, cause: 'failed', failures }, first ? until : undefined);
   if (!placed && first) engine.warn(said);
 }
+
+/** Failed compactions already warned about: the steps that joined one (docs/stores.md) share its error. */
+const failuresTold = ownState(() => new WeakSet<object>());
 
 /** Failures in a row counted at most (the schema's bound). */
 const MAX_FAILURES = 64;

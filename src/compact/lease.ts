@@ -1,12 +1,12 @@
-import type { Engine } from '../engine';
-import type { StoredCheckpoint } from '../store/records';
+import { type Engine, ownState } from '../engine';
+import type { StoredCheckpoint } from '../store/format';
 import type { StepView } from '../view';
 import { untilAborted } from './flight';
 
 /**
  * One summary for a prefix across instances (docs/stores.md, the lease). Before it writes the
- * checkpoint of a prefix, an instance takes a short lease on it in the conversation's thread
- * record; another instance that needs the same checkpoint, or prepares one ahead for the same
+ * checkpoint of a prefix, an instance takes a short lease on it in the conversation's thread;
+ * another instance that needs the same checkpoint, or prepares one ahead for the same
  * conversation, finds the lease and waits for that checkpoint instead of writing its own, for at
  * most the time a summary of that model has been measured to take. Within an instance, the single
  * flight does the same (flight.ts).
@@ -18,17 +18,26 @@ const TIMES_KEPT = 8;
 const LEASE_BOUNDS = { min: 5_000, max: 120_000 } as const;
 const UNMEASURED_MS = 60_000;
 
+/** How long the summaries of each model (`provider:modelId`) took on an instance, newest first: the lease's bound. */
+const summaryTimes = ownState(() => new Map<string, number[]>());
+
 /** How long a summary of `model` may take here: twice the longest of its recent ones, 5 s to 120 s (60 s before one was measured). */
 export function summaryBound(engine: Engine, model: string): number {
-  const times = engine.summaryTimes.get(model);
+  const times = summaryTimes(engine).get(model);
   if (times === undefined || times.length === 0) return UNMEASURED_MS;
   return Math.min(LEASE_BOUNDS.max, Math.max(LEASE_BOUNDS.min, 2 * Math.max(...times)));
 }
 
+/** The longest of the recent summaries of `model` here, or `undefined` before one was measured. */
+export function longestSummary(engine: Engine, model: string): number | undefined {
+  const times = summaryTimes(engine).get(model);
+  return times === undefined || times.length === 0 ? undefined : Math.max(...times);
+}
+
 /** Remembers how long a summary (or a provider's compaction item) of `model` took. */
 export function measuredSummary(engine: Engine, model: string, ms: number): void {
-  const times = [ms, ...(engine.summaryTimes.get(model) ?? [])].slice(0, TIMES_KEPT);
-  engine.summaryTimes.set(model, times);
+  const times = [ms, ...(summaryTimes(engine).get(model) ?? [])].slice(0, TIMES_KEPT);
+  summaryTimes(engine).set(model, times);
 }
 
 /**

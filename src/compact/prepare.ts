@@ -1,18 +1,18 @@
+import { LRUCache } from 'lru-cache';
 import { afterCheckpoint } from '../checkpoint/live';
-import { type Engine, type Preparing, type PreparingThread, modelKey } from '../engine';
+import { type Engine, modelKey, ownState } from '../engine';
 import { CompactionError, failureDetail, messageOf } from '../errors';
 import { liveEnd, liveStart } from '../prompt/conversation';
 import type { CallOptions, Message, Model } from '../prompt/types';
 import { estimateMessages, estimatePrompt } from '../sizing/estimate';
-import { type StoredCheckpoint, liveLeases, readableBy } from '../store/records';
+import { type StoredCheckpoint, liveLeases, readableBy } from '../store/format';
 import { type StepView, coveredUpTo, totalSize, withCheckpoint } from '../view';
-import { compactBeforeStep } from './before-step';
-import { clearFirst, planClearing } from './clear';
+import { planClearing } from './clear';
 import { compactOnce, sendPrepared, summaryFitsWhole, writerOf } from './compact';
 import type { Plan } from './decide';
 import { untilAborted } from './flight';
 import { planOf } from './plan';
-import { awaitLease } from './lease';
+import { awaitLease, longestSummary } from './lease';
 
 /**
  * Preparing the next checkpoint ahead (docs/design.md, "Preparing ahead"): no step waits for a
@@ -29,14 +29,54 @@ import { awaitLease } from './lease';
  *   step's reply adds). At the ceiling it leaves the prompt where waiting for a summary would.
  * - A prepared checkpoint is held back: it is listed apart from the checkpoints steps find
  *   (`Thread.prepared`), so the steps under the ceiling go out whole.
- * - The first step at the ceiling (`compactAtCeiling`) sends the longest one ready at once when the
- *   prompt with it fits under the ceiling; one still being written is waited for only when none is
- *   ready; otherwise it compacts now, from it (updating it). The step that first sends it promotes
- *   it to the conversation's checkpoint and reports it.
+ * - The first step at the ceiling (`compactAtCeiling`, before-step.ts) sends the longest one ready
+ *   at once when the prompt with it fits under the ceiling; one still being written is waited for
+ *   only when none is ready; otherwise it compacts now, from it (updating it). The step that first
+ *   sends it promotes it to the conversation's checkpoint and reports it.
  * - Sent with what came after it live, a prepared checkpoint can leave the prompt over the budget
  *   (plan.ts): then a catch-up (a longer one still being written, or a new one of the whole
  *   conversation) is sent by the first step after it is ready, under the ceiling too.
  */
+
+/** A checkpoint this instance started preparing in the background for a prefix of a conversation (docs/design.md, "Preparing ahead"). */
+interface Preparing {
+  /** The prefix it covers: its length and digest. */
+  length: number;
+  digest: string;
+  /** The prepared checkpoint, or `undefined` when the background compaction failed. */
+  made: Promise<StoredCheckpoint | undefined>;
+  /** Whether `made` has settled. */
+  settled: boolean;
+  /** Covers its step's whole conversation: the compaction the next step makes, prepared one step ahead. */
+  whole: boolean;
+  /** A catch-up: the first step after it is ready sends it, not held back until the ceiling. */
+  catchUp: boolean;
+}
+
+/** What this instance prepares for the conversations of one thread. */
+interface PreparingThread {
+  /** Newest first. */
+  entries: Preparing[];
+  /** The steps of the thread check and start one at a time: this settles when the last has. */
+  turn: Promise<void>;
+}
+
+/** Threads whose background compactions and pace an instance remembers (docs/design.md, "Preparing ahead"). */
+const PREPARING_THREADS = 512;
+
+/**
+ * Checkpoints an instance prepares in the background, by the thread digest of their conversation:
+ * while one covers more than a conversation's checkpoint, it is not prepared again (a failed one
+ * included, so a failing summarizer costs one background request, not one per step). The least
+ * recently used threads are forgotten first.
+ */
+const preparingOf = ownState(() => new LRUCache<string, PreparingThread>({ max: PREPARING_THREADS }));
+
+/**
+ * When an instance last served a step of each thread, how long its conversation was and how large
+ * its prompt, with the recent growths and times between steps: how fast a conversation grows.
+ */
+const pacesOf = ownState(() => new LRUCache<string, { at: number; length: number; size: number; growths: number[]; intervals: number[] }>({ max: PREPARING_THREADS }));
 
 /** Background compactions remembered per thread (conversations sharing an opening share one). */
 const PREPARING_PER_THREAD = 8;
@@ -88,7 +128,7 @@ export async function prepareAhead(engine: Engine, view: StepView, model: Model,
   // step's growth, each as long as this one) is within a summary's writing time, not before, so that
   // less of the conversation comes after it, and nothing is prepared that the step before the
   // ceiling makes unused.
-  const summary = longestSummary(engine, model);
+  const summary = longestSummary(engine, writerOf(engine, model));
   if (pace !== undefined && summary !== undefined && summary >= MEASURED_MS && grown > 0) {
     const left = ((limit - size) / grown) * pace.interval;
     if (left > summary * SUMMARY_MARGIN) return;
@@ -136,7 +176,7 @@ async function catchUpAfter(engine: Engine, view: StepView, model: Model, plan: 
   const thread = threadOf(engine, view.threadDigest!);
   const from = coveredUpTo(view);
   for (const entry of thread.entries) {
-    if (entry.length <= from || !(await covers(view, entry))) continue;
+    if (entry.length <= from || !(await view.digests!.hasPrefix(entry))) continue;
     entry.catchUp = true;
     // Ready already, and listed as held back: listed as a catch-up, for every instance.
     if (entry.settled) {
@@ -208,9 +248,9 @@ export async function sendCatchUp(engine: Engine, view: StepView, model: Model):
   if (!engine.settings.auto || digests === undefined || threadDigest === undefined) return view;
   const from = coveredUpTo(view);
   const end = liveStart(view.conversation);
-  const eligible = async (ref: { length: number; digest: string }) => ref.length > from && ref.length <= end && (await covers(view, ref));
+  const eligible = async (ref: { length: number; digest: string }) => ref.length > from && ref.length <= end && (await view.digests!.hasPrefix(ref));
   let found: StoredCheckpoint | undefined;
-  for (const entry of engine.preparing.peek(threadDigest)?.entries ?? []) {
+  for (const entry of preparingOf(engine).peek(threadDigest)?.entries ?? []) {
     if (!entry.catchUp || !entry.settled || !(await eligible(entry))) continue;
     const made = await entry.made;
     if (made !== undefined && (found === undefined || made.length > found.length)) found = made;
@@ -231,50 +271,17 @@ const PACE_STEPS = 8;
 /**
  * How fast this conversation has been growing, as this instance served its recent steps: the most
  * it grew in one step and the shortest time between two (`undefined` when this conversation does
- * not extend the step before); records this step.
+ * not extend the step before); remembers this step.
  */
 function stepPace(engine: Engine, threadDigest: string, length: number, size: number): { growth: number; interval: number } | undefined {
   const now = Date.now();
-  const before = engine.stepTimes.get(threadDigest);
+  const paces = pacesOf(engine);
+  const before = paces.get(threadDigest);
   const extends_ = before !== undefined && before.length < length;
   const growths = extends_ ? [size - before.size, ...before.growths].slice(0, PACE_STEPS) : [];
   const intervals = extends_ ? [now - before.at, ...before.intervals].slice(0, PACE_STEPS) : [];
-  engine.stepTimes.set(threadDigest, { at: now, length, size, growths, intervals });
+  paces.set(threadDigest, { at: now, length, size, growths, intervals });
   return extends_ ? { growth: Math.max(...growths), interval: Math.min(...intervals) } : undefined;
-}
-
-/** The longest of the recent summaries this model's compactions took here, or `undefined` before one was measured. */
-function longestSummary(engine: Engine, model: Model): number | undefined {
-  const times = engine.summaryTimes.get(writerOf(engine, model));
-  return times === undefined || times.length === 0 ? undefined : Math.max(...times);
-}
-
-/**
- * Compacts a step that is due. An auto compaction first looks for a checkpoint prepared for a
- * prefix of this conversation: the step sends it at once when the prompt with it fits under the
- * ceiling (the longest ready one; one still being written is waited for only when none is);
- * otherwise it compacts now from it. Without one it compacts as usual.
- */
-export async function compactAtCeiling(engine: Engine, view: StepView, model: Model, plan: Plan & { reason: 'auto' | 'manual' }): Promise<StepView> {
-  const prepared = plan.reason === 'auto' && plan.limit !== undefined ? await findPrepared(engine, view, model, plan.limit) : undefined;
-  if (prepared === undefined) return compactBeforeStep(engine, view, model, plan);
-  let checkpoint = prepared.ready;
-  if (checkpoint === undefined && prepared.pending.length > 0) {
-    // With clearing on, a step that would wait for the rest of a summary clears instead when that
-    // alone brings it under the ceiling; the summary is sent at the next compaction point.
-    const end = liveStart(view.conversation);
-    const cleared = await clearFirst(engine, { view, reason: 'auto', model, limit: plan.limit, target: undefined, end, instead: true });
-    if (cleared !== undefined) return cleared;
-    checkpoint = await firstReadable(prepared.pending, model);
-  }
-  checkpoint ??= prepared.tooLarge;
-  if (checkpoint === undefined) return compactBeforeStep(engine, view, model, plan);
-  const placed = withCheckpoint(view, checkpoint);
-  if (totalSize(placed) < plan.limit!) return sendPrepared(engine, view, checkpoint);
-  // Made from it, the new checkpoint is what goes out: the prepared one's cost is reported on its record.
-  const step = await compactBeforeStep(engine, placed, model, { ...plan, carried: checkpoint.usage });
-  // The compaction from it failed and the step goes out with the prepared checkpoint: it is sent now.
-  return step === placed ? sendPrepared(engine, view, checkpoint) : step;
 }
 
 /**
@@ -299,8 +306,7 @@ export async function preparingFrom(view: StepView, band: number, limit: number)
 /** The length of the conversation of the step that first sent `checkpoint`, as its thread names it, when this conversation extends that one. */
 async function sentEnd(view: StepView, checkpoint: StoredCheckpoint): Promise<number | undefined> {
   const sent = view.thread?.checkpoints.find((ref) => ref.digest === checkpoint.digest)?.sent;
-  if (sent === undefined || sent.length > view.conversation.length) return undefined;
-  return (await view.digests?.of(sent.length)) === sent.digest ? sent.length : undefined;
+  return sent !== undefined && (await view.digests?.hasPrefix(sent)) === true ? sent.length : undefined;
 }
 
 /**
@@ -314,8 +320,9 @@ function detached(engine: Engine, view: StepView): StepView {
 
 /** What this instance prepares for a thread, made the most recently used (the least recently used threads are forgotten). */
 function threadOf(engine: Engine, threadDigest: string): PreparingThread {
-  let thread = engine.preparing.get(threadDigest);
-  if (thread === undefined) engine.preparing.set(threadDigest, (thread = { entries: [], turn: Promise.resolve() }));
+  const threads = preparingOf(engine);
+  let thread = threads.get(threadDigest);
+  if (thread === undefined) threads.set(threadDigest, (thread = { entries: [], turn: Promise.resolve() }));
   return thread;
 }
 
@@ -329,11 +336,11 @@ async function alreadyPrepared(engine: Engine, view: StepView, entries: Preparin
   // One of the whole conversation is prepared once a checkpoint, whatever was prepared at the band:
   // it is the one the next step sends.
   for (const entry of entries) {
-    if (entry.length > from && (!whole || entry.whole) && (await covers(view, entry))) return true;
+    if (entry.length > from && (!whole || entry.whole) && (await view.digests!.hasPrefix(entry))) return true;
   }
   const through = whole ? liveStart(view.conversation) : from + 1;
   for (const ref of [...(view.thread?.prepared ?? []), ...liveLeases(view.thread, engine.keeper.owner)]) {
-    if (ref.length >= through && ref.length <= end && (await covers(view, ref))) return true;
+    if (ref.length >= through && ref.length <= end && (await view.digests!.hasPrefix(ref))) return true;
   }
   return false;
 }
@@ -342,20 +349,15 @@ async function alreadyPrepared(engine: Engine, view: StepView, entries: Preparin
 async function readyPrepared(view: StepView, entries: Preparing[], from: number, end: number): Promise<StoredCheckpoint | undefined> {
   let found: StoredCheckpoint | undefined;
   for (const entry of entries) {
-    if (!entry.settled || entry.length <= from || entry.length >= end || (found !== undefined && entry.length <= found.length) || !(await covers(view, entry))) continue;
+    if (!entry.settled || entry.length <= from || entry.length >= end || (found !== undefined && entry.length <= found.length) || !(await view.digests!.hasPrefix(entry))) continue;
     const made = await entry.made;
     if (made !== undefined) found = made;
   }
   return found;
 }
 
-/** Whether `ref` names a prefix of this step's conversation. */
-async function covers(view: StepView, ref: { length: number; digest: string }): Promise<boolean> {
-  return ref.length <= view.conversation.length && (await view.digests!.of(ref.length)) === ref.digest;
-}
-
 /** A checkpoint prepared ahead for a prefix of this conversation: ready, or still being written. */
-interface Candidate {
+export interface Candidate {
   length: number;
   ready: boolean;
   get: () => Promise<StoredCheckpoint | undefined>;
@@ -368,14 +370,14 @@ interface Candidate {
  * lease, with which it could fit, longest first (the step waits only for the rest of a summary
  * already being written); and the longest one ready that does not fit (the step compacts from it).
  */
-async function findPrepared(engine: Engine, view: StepView, model: Model, limit: number): Promise<{ ready?: StoredCheckpoint; pending: Candidate[]; tooLarge?: StoredCheckpoint } | undefined> {
+export async function findPrepared(engine: Engine, view: StepView, model: Model, limit: number): Promise<{ ready?: StoredCheckpoint; pending: Candidate[]; tooLarge?: StoredCheckpoint } | undefined> {
   const { digests, threadDigest } = view;
   if (digests === undefined || threadDigest === undefined) return undefined;
   const from = coveredUpTo(view);
   const end = liveStart(view.conversation);
-  const eligible = async (ref: { length: number; digest: string }) => ref.length > from && ref.length <= end && (await covers(view, ref));
+  const eligible = async (ref: { length: number; digest: string }) => ref.length > from && ref.length <= end && (await view.digests!.hasPrefix(ref));
   const candidates: Candidate[] = [];
-  for (const entry of engine.preparing.peek(threadDigest)?.entries ?? []) {
+  for (const entry of preparingOf(engine).peek(threadDigest)?.entries ?? []) {
     if (!(await eligible(entry))) continue;
     if (!entry.settled && !couldFit(engine, view, entry.length, limit)) continue;
     candidates.push({ length: entry.length, ready: entry.settled, get: () => untilAborted(entry.made, view.params.abortSignal) });
@@ -400,7 +402,7 @@ async function findPrepared(engine: Engine, view: StepView, model: Model, limit:
 }
 
 /** The first of `candidates` that comes out as a checkpoint this model reads, waiting for each in turn. */
-async function firstReadable(candidates: Candidate[], model: Model): Promise<StoredCheckpoint | undefined> {
+export async function firstReadable(candidates: Candidate[], model: Model): Promise<StoredCheckpoint | undefined> {
   for (const candidate of candidates) {
     const checkpoint = await candidate.get();
     if (checkpoint !== undefined && readableBy(checkpoint, modelKey(model))) return checkpoint;

@@ -1,19 +1,27 @@
-import type { Engine } from '../engine';
+import { type Engine, ownState } from '../engine';
 import { messageOf } from '../errors';
 import type { CompactionRecord, CompactionUsage } from '../types';
 
+/** The last compaction an instance made known, for `last()`. */
+const reported = ownState((): { last?: CompactionRecord } => ({}));
+
+/** The last compaction, for `last()`; `undefined` before the first. */
+export function lastReport(engine: Engine): CompactionRecord | undefined {
+  return reported(engine).last;
+}
+
 /** Makes a compaction known: `last()`, one info line, `onCompaction` (whose failure is only logged). */
-export function report(engine: Engine, record: CompactionRecord): void {
-  engine.last = record;
+export function announce(engine: Engine, report: CompactionRecord): void {
+  reported(engine).last = report;
   const what =
-    record.cleared === undefined
-      ? `compacted ${record.messagesCovered} messages`
-      : `cleared ${record.cleared.toolResults} old tool results in ${record.messagesCovered} messages`;
+    report.cleared === undefined
+      ? `compacted ${report.messagesCovered} messages`
+      : `cleared ${report.cleared.toolResults} old tool results in ${report.messagesCovered} messages`;
   engine.info(
-    `ai-compaction: ${what} (${record.reason}${record.prepared === true ? ', prepared ahead' : ''}): ${record.tokensBefore} -> ${record.tokensAfter} estimated tokens; ${costOf(record.usage)}`,
+    `ai-compaction: ${what} (${report.reason}${report.prepared === true ? ', prepared ahead' : ''}): ${report.tokensBefore} -> ${report.tokensAfter} estimated tokens; ${costOf(report.usage)}`,
   );
   try {
-    const returned: unknown = engine.settings.onCompaction?.(record as never);
+    const returned: unknown = engine.settings.onCompaction?.(report);
     if (typeof (returned as PromiseLike<unknown> | undefined)?.then === 'function') {
       (returned as PromiseLike<unknown>).then(undefined, (error: unknown) => engine.warn(`ai-compaction: onCompaction failed: ${messageOf(error)}`));
     }

@@ -3,7 +3,10 @@
  *
  * Pure and dependency-free (Web-standard JS only): runs on Node, the Edge runtime and browsers.
  * It never imports from `ai`; errors are read by shape, so checks survive two installed copies of
- * the AI SDK and both provider majors. The patterns are those of `reference/overflow-errors.md`.
+ * the AI SDK and both provider majors. The patterns are those of the provider errors kept in
+ * `fixtures/overflow/` (each error's status and body as the provider sends it, with whether it is
+ * an overflow, the limit and prompt size it states; test/core/overflow/recognize.test.ts reads every
+ * one), and the rule is docs/design.md, "Overflow recovery".
  */
 
 /** `'context'`: the prompt exceeds the model's window; `'request-size'`: the HTTP request is too big (413). */
@@ -25,7 +28,7 @@ interface Evidence {
   /** Provider codes, from the known code fields of every parsed body. */
   codes: string[];
   /** Parsed bodies and raw provider objects. */
-  records: Record<string, unknown>[];
+  objects: Record<string, unknown>[];
   /** An HTTP 400/413 whose body was empty (Mistral, Cerebras). */
   emptyBodyStatus?: number;
 }
@@ -37,7 +40,7 @@ type Verdict =
 
 const MAX_DEPTH = 8;
 const MAX_NODES = 32;
-const MAX_RECORD_DEPTH = 6;
+const MAX_OBJECT_DEPTH = 6;
 const MAX_STRINGS = 200;
 /** Error texts are short; a huge body is cut so no pattern scans megabytes. */
 const MAX_TEXT_LENGTH = 16_000;
@@ -280,9 +283,9 @@ function overflow(kind: ContextOverflowKind, evidence: Evidence): Verdict {
   return { decision: 'overflow', kind, evidence };
 }
 
-function isExcluded({ status, codes, texts, records }: Evidence): boolean {
+function isExcluded({ status, codes, texts, objects }: Evidence): boolean {
   if (status != null && !OVERFLOW_STATUSES.has(status)) return true;
-  if (records.some(record => embeddedStatuses(record).some(isThroughputOrServerStatus))) return true;
+  if (objects.some(object => embeddedStatuses(object).some(isThroughputOrServerStatus))) return true;
   if (codes.some(code => NON_OVERFLOW_CODES.has(code))) return true;
   return texts.some(text => NON_OVERFLOW_PATTERNS.some(pattern => pattern.test(text.trim())));
 }
@@ -292,9 +295,9 @@ function isThroughputOrServerStatus(status: number): boolean {
 }
 
 /** HTTP statuses some bodies repeat as numbers (`{ error: { code: 429 } }`, vLLM `code: 400`). */
-function embeddedStatuses(record: Record<string, unknown>): number[] {
-  const error = isObject(record.error) ? record.error : undefined;
-  return [record.code, record.status, error?.code, error?.status].filter(
+function embeddedStatuses(object: Record<string, unknown>): number[] {
+  const error = isObject(object.error) ? object.error : undefined;
+  return [object.code, object.status, error?.code, error?.status].filter(
     (value): value is number => typeof value === 'number' && value >= 100 && value <= 599,
   );
 }
@@ -305,17 +308,17 @@ function isAbort(node: unknown): boolean {
 }
 
 function gather(node: unknown): Evidence {
-  const evidence: Evidence = { texts: [], codes: [], records: [] };
+  const evidence: Evidence = { texts: [], codes: [], objects: [] };
   if (typeof node === 'string') {
     evidence.texts.push(node);
-    addRecord(evidence, parseJsonObject(node));
+    addObject(evidence, parseJsonObject(node));
   } else if (isErrorLike(node)) {
     gatherFromError(node, evidence);
   } else if (isObject(node)) {
-    addRecord(evidence, node);
+    addObject(evidence, node);
   }
   evidence.texts = evidence.texts.map(text => text.slice(0, MAX_TEXT_LENGTH));
-  evidence.codes = evidence.records.flatMap(codesOf);
+  evidence.codes = evidence.objects.flatMap(codesOf);
   return evidence;
 }
 
@@ -332,27 +335,27 @@ function gatherFromError(node: Record<string, unknown>, evidence: Evidence): voi
   if (typeof body === 'string') {
     if (body.trim() === '' && (status === 400 || status === 413)) evidence.emptyBodyStatus = status;
     evidence.texts.push(body);
-    addRecord(evidence, parseJsonObject(body));
+    addObject(evidence, parseJsonObject(body));
   }
-  if (isObject(node.data)) addRecord(evidence, node.data);
-  if (isObject(node.error)) addRecord(evidence, node.error);
-  evidence.records.push(pick(node, ['code', 'type']));
+  if (isObject(node.data)) addObject(evidence, node.data);
+  if (isObject(node.error)) addObject(evidence, node.error);
+  evidence.objects.push(pick(node, ['code', 'type']));
 }
 
 /** Adds a parsed body or raw object, its strings, and any JSON nested in those strings (OpenRouter `metadata.raw`). */
-function addRecord(evidence: Evidence, record: Record<string, unknown> | undefined, nested = 0): void {
-  if (record == null || evidence.records.includes(record)) return;
-  evidence.records.push(record);
-  for (const text of stringsIn(record)) {
+function addObject(evidence: Evidence, object: Record<string, unknown> | undefined, nested = 0): void {
+  if (object == null || evidence.objects.includes(object)) return;
+  evidence.objects.push(object);
+  for (const text of stringsIn(object)) {
     evidence.texts.push(text);
-    if (nested < 2) addRecord(evidence, parseJsonObject(text), nested + 1);
+    if (nested < 2) addObject(evidence, parseJsonObject(text), nested + 1);
   }
 }
 
 function stringsIn(value: unknown): string[] {
   const strings: string[] = [];
   const visit = (item: unknown, depth: number): void => {
-    if (strings.length >= MAX_STRINGS || depth > MAX_RECORD_DEPTH) return;
+    if (strings.length >= MAX_STRINGS || depth > MAX_OBJECT_DEPTH) return;
     if (typeof item === 'string') strings.push(item);
     else if (Array.isArray(item)) item.forEach(child => visit(child, depth + 1));
     else if (isObject(item)) Object.values(item).forEach(child => visit(child, depth + 1));
@@ -361,21 +364,21 @@ function stringsIn(value: unknown): string[] {
   return strings;
 }
 
-function codesOf(record: Record<string, unknown>): string[] {
-  return CODE_PATHS.map(path => at(record, path))
+function codesOf(object: Record<string, unknown>): string[] {
+  return CODE_PATHS.map(path => at(object, path))
     .filter((value): value is string => typeof value === 'string')
     .map(code => code.toLowerCase());
 }
 
 function statedLimit(evidence: Evidence): number | undefined {
-  return firstNumber(evidence.texts, LIMIT_PATTERNS) ?? structuredNumber(evidence.records, 'n_ctx');
+  return firstNumber(evidence.texts, LIMIT_PATTERNS) ?? structuredNumber(evidence.objects, 'n_ctx');
 }
 
 function statedPromptTokens(evidence: Evidence): number | undefined {
   return (
     firstNumber(evidence.texts, PROMPT_TOKENS_PATTERNS) ??
     openRouterInput(evidence.texts) ??
-    structuredNumber(evidence.records, 'n_prompt_tokens')
+    structuredNumber(evidence.objects, 'n_prompt_tokens')
   );
 }
 
@@ -400,9 +403,9 @@ function openRouterInput(texts: string[]): number | undefined {
 }
 
 /** llama.cpp states the sizes as fields: `{ error: { n_prompt_tokens, n_ctx } }`. */
-function structuredNumber(records: Record<string, unknown>[], key: string): number | undefined {
-  for (const record of records) {
-    for (const value of [record[key], at(record, ['error', key])]) {
+function structuredNumber(objects: Record<string, unknown>[], key: string): number | undefined {
+  for (const object of objects) {
+    for (const value of [object[key], at(object, ['error', key])]) {
       if (typeof value === 'number' && Number.isInteger(value) && value > 0) return value;
     }
   }
@@ -438,8 +441,8 @@ function parseJsonObject(text: string): Record<string, unknown> | undefined {
   }
 }
 
-function at(record: Record<string, unknown>, path: readonly string[]): unknown {
-  let value: unknown = record;
+function at(object: Record<string, unknown>, path: readonly string[]): unknown {
+  let value: unknown = object;
   for (const key of path) {
     if (!isObject(value)) return undefined;
     value = value[key];
@@ -447,9 +450,9 @@ function at(record: Record<string, unknown>, path: readonly string[]): unknown {
   return value;
 }
 
-function pick(record: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+function pick(object: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
   const picked: Record<string, unknown> = Object.create(null);
-  for (const key of keys) if (key in record) picked[key] = record[key];
+  for (const key of keys) if (key in object) picked[key] = object[key];
   return picked;
 }
 

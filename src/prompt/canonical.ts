@@ -1,4 +1,4 @@
-import { isProviderCompactionPart } from '../native/items';
+import { isProviderCompactionPart } from './native-items';
 import type { Part } from './types';
 
 /**
@@ -56,15 +56,15 @@ export function writeCanonical(value: unknown, sink: CanonicalSink): void {
     }
     return sink.text(']');
   }
-  const record = value as Record<string, unknown>;
-  const keys = Object.keys(record).sort();
+  const object = value as Record<string, unknown>;
+  const keys = Object.keys(object).sort();
   sink.text('{');
   let first = true;
   for (const key of keys) {
-    const item = record[key];
+    const item = object[key];
     if (item === undefined || typeof item === 'function') continue;
     // A provider compaction item is all in its provider options (OpenAI's id and encrypted content).
-    if (key === 'providerOptions' && !isProviderCompactionPart(record as Part)) continue;
+    if (key === 'providerOptions' && !isProviderCompactionPart(object as Part)) continue;
     if (!first) sink.text(',');
     sink.string(key);
     sink.text(':');

@@ -26,10 +26,10 @@ export function trailingUserStart(conversation: readonly Message[]): number {
 }
 
 /**
- * Where what stays live after a checkpoint begins (SPEC 6.4): the user messages at the very end (a
- * new turn the model has not answered), or else the newest step: the last assistant message and
- * the tool results after it, so the model continues from its own last action. 0 when there is
- * nothing before it.
+ * Where what stays live after a checkpoint begins (docs/design.md, "What stays live"): the user
+ * messages at the very end (a new turn the model has not answered), or else the newest step: the
+ * last assistant message and the tool results after it, so the model continues from its own last
+ * action. 0 when there is nothing before it.
  */
 export function liveStart(conversation: readonly Message[]): number {
   const users = trailingUserStart(conversation);

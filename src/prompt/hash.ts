@@ -108,4 +108,12 @@ export class PrefixDigests {
     }
     return digest;
   }
+
+  /**
+   * Whether `ref` (a length and a digest, as the store keeps them) names a prefix of this
+   * conversation: no longer than it, and its digest that of its first `ref.length` messages.
+   */
+  async hasPrefix(ref: { length: number; digest: string }): Promise<boolean> {
+    return ref.length <= this.length && (await this.of(ref.length)) === ref.digest;
+  }
 }

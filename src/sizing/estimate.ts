@@ -8,9 +8,9 @@ export const CHARS_PER_TOKEN = 4;
 export type Tokenize = (text: string) => number;
 
 /**
- * How text becomes tokens (SPEC 5): characters a token (4, or what the model's counts taught), or a
- * tokenizer whose figures are multiplied by a factor its counts taught (1 until then). Images and
- * PDFs count their fixed figures either way.
+ * How text becomes tokens (docs/design.md, "The size of a prompt"): characters a token (4, or what
+ * the model's counts taught), or a tokenizer whose figures are multiplied by a factor its counts
+ * taught (1 until then). Images and PDFs count their fixed figures either way.
  */
 export interface Estimator {
   readonly charsPerToken: number;

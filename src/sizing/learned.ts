@@ -1,9 +1,9 @@
 import { sha256Hex } from '../prompt/hash';
 import type { Keeper, StoreBudget } from '../store/keeper';
-import { FORMAT_VERSION, type SizingRecord, type SizingSample } from '../store/records';
+import { FORMAT_VERSION, type ModelSizing, type SizingSample } from '../store/format';
 import { CHARS_PER_TOKEN, type Estimator, type Tokenize } from './estimate';
 
-/** The learned characters a token stay within these (SPEC 5). */
+/** The learned characters a token stay within these (docs/design.md, "The size of a prompt"). */
 export const CHARS_PER_TOKEN_BOUNDS = { min: 1.5, max: 5 } as const;
 /**
  * With the `estimate` option, the factor its figures are multiplied by stays within these: a
@@ -18,9 +18,9 @@ export const SAMPLE_LIMIT = 8;
  * cached prompt reported as a few tokens, a one-word prompt that is all framing): not learned from.
  */
 const PLAUSIBLE_SPREAD = 3;
-/** A model's record is read from the store again after this long: another instance may have learned since. */
+/** A model's sizing is read from the store again after this long: another instance may have learned since. */
 export const REFRESH_MS = 30_000;
-/** Models an instance keeps a record of, least recently used out. */
+/** Models an instance keeps the sizing of, least recently used out. */
 const MODEL_LIMIT = 32;
 
 type Kind = 'chars' | 'tokenizer';
@@ -52,11 +52,11 @@ function totals(samples: readonly SizingSample[]): { measured: number; counted: 
   return { measured, counted };
 }
 
-/** The estimator a model's record gives: its characters a token, or the tokenizer with its factor. */
-export function estimatorOf(record: SizingRecord | undefined, tokenize?: Tokenize): Estimator {
-  const charsRatio = charsPerToken(record?.chars ?? []);
+/** The estimator a model's sizing gives: its characters a token, or the tokenizer with its factor. */
+export function estimatorOf(sizing: ModelSizing | undefined, tokenize?: Tokenize): Estimator {
+  const charsRatio = charsPerToken(sizing?.chars ?? []);
   if (tokenize === undefined) return { charsPerToken: charsRatio };
-  return { charsPerToken: charsRatio, tokenizer: { tokenize, factor: tokenizerFactor(record?.tokenizer ?? []) } };
+  return { charsPerToken: charsRatio, tokenizer: { tokenize, factor: tokenizerFactor(sizing?.tokenizer ?? []) } };
 }
 
 /**
@@ -86,12 +86,12 @@ export function mergeSamples(newer: readonly SizingSample[], older: readonly Siz
   return merged.sort((a, b) => b.at - a.at).slice(0, SAMPLE_LIMIT);
 }
 
-export function mergeSizing(newer: SizingRecord, older: SizingRecord | undefined): SizingRecord {
+export function mergeSizing(newer: ModelSizing, older: ModelSizing | undefined): ModelSizing {
   if (older === undefined) return newer;
   return { ...newer, chars: mergeSamples(newer.chars, older.chars), tokenizer: mergeSamples(newer.tokenizer, older.tokenizer) };
 }
 
-export function emptySizing(model: string): SizingRecord {
+export function emptySizing(model: string): ModelSizing {
   return { v: FORMAT_VERSION, model, chars: [], tokenizer: [] };
 }
 
@@ -103,7 +103,7 @@ export interface MeasuredText {
 }
 
 interface Entry {
-  record: SizingRecord;
+  sizing: ModelSizing;
   estimator: Estimator;
   /** When the store was last asked for this model (-Infinity: never). */
   readAt: number;
@@ -115,12 +115,13 @@ interface Entry {
 }
 
 /**
- * What an instance knows of each model's characters a token (SPEC 5), shared with other instances
- * through the store under `sizing:<digest of provider:modelId>`. The record is read on a model's
- * first step (beside the step's other reads) and after that at most every `REFRESH_MS`; each count
- * adds a sample and writes the record, merged with what was last read (the store has no
- * compare-and-set: a sample another instance wrote meanwhile may be lost, and the ratio then rests
- * on one count fewer). A store that fails leaves what this instance learned itself.
+ * What an instance knows of each model's characters a token (docs/design.md, "The size of a
+ * prompt"), shared with other instances through the store under
+ * `sizing:<digest of provider:modelId>`. The sizing is read on a model's first step (beside the step's other reads)
+ * and after that at most every `REFRESH_MS`; each count adds a sample and writes the sizing, merged
+ * with what was last read (the store has no compare-and-set: a sample another instance wrote
+ * meanwhile may be lost, and the ratio then rests on one count fewer). A store that fails leaves
+ * what this instance learned itself.
  */
 export class LearnedSizing {
   private readonly models = new Map<string, Entry>();
@@ -132,7 +133,7 @@ export class LearnedSizing {
   ) {}
 
   /**
-   * The estimator for a model's step: the record is read on the model's first step and then at most
+   * The estimator for a model's step: the sizing is read on the model's first step and then at most
    * every `REFRESH_MS` (the step starts this before its thread read, so both run at once). Never rejects.
    */
   estimator(model: string, budget: StoreBudget): Promise<Estimator> {
@@ -148,26 +149,26 @@ export class LearnedSizing {
     const tokenizer = this.tokenize === undefined || text.tokenized === undefined ? undefined : sampleOf('tokenizer', text.tokenized, text.fixed, input, at);
     if (chars === undefined && tokenizer === undefined) return;
     const entry = this.entry(model);
-    this.update(entry, { ...entry.record, chars: chars === undefined ? [] : [chars], tokenizer: tokenizer === undefined ? [] : [tokenizer] });
+    this.update(entry, { ...entry.sizing, chars: chars === undefined ? [] : [chars], tokenizer: tokenizer === undefined ? [] : [tokenizer] });
     await this.persist(model, entry, budget);
   }
 
-  /** The records of the models this instance knows, for `state()`. */
-  records(): Record<string, SizingRecord> {
-    const records: Record<string, SizingRecord> = {};
+  /** The sizing of each model this instance knows, for `state()`. */
+  known(): Record<string, ModelSizing> {
+    const known: Record<string, ModelSizing> = {};
     for (const [model, entry] of this.models) {
-      if (entry.record.chars.length + entry.record.tokenizer.length > 0) records[model] = entry.record;
+      if (entry.sizing.chars.length + entry.sizing.tokenizer.length > 0) known[model] = entry.sizing;
     }
-    return records;
+    return known;
   }
 
-  /** Takes over records from `state()`, at once, and writes them to the store merged with what it has. */
-  async restore(records: Record<string, SizingRecord>): Promise<void> {
+  /** Takes over the sizing of models from `state()`, at once, and writes it to the store merged with what it has. */
+  async restore(restored: Record<string, ModelSizing>): Promise<void> {
     const budget = this.keeper.budget();
     await Promise.all(
-      Object.entries(records).map(async ([model, record]) => {
+      Object.entries(restored).map(async ([model, sizing]) => {
         const entry = this.entry(model);
-        this.update(entry, record);
+        this.update(entry, sizing);
         this.startRead(model, entry, budget);
         await this.persist(model, entry, budget);
       }),
@@ -177,8 +178,8 @@ export class LearnedSizing {
   private entry(model: string): Entry {
     let entry = this.models.get(model);
     if (entry === undefined) {
-      const record = emptySizing(model);
-      entry = { record, estimator: estimatorOf(record, this.tokenize), readAt: Number.NEGATIVE_INFINITY, reading: undefined, writing: undefined, dirty: false, key: undefined };
+      const sizing = emptySizing(model);
+      entry = { sizing, estimator: estimatorOf(sizing, this.tokenize), readAt: Number.NEGATIVE_INFINITY, reading: undefined, writing: undefined, dirty: false, key: undefined };
     }
     this.models.delete(model);
     this.models.set(model, entry);
@@ -186,9 +187,9 @@ export class LearnedSizing {
     return entry;
   }
 
-  private update(entry: Entry, newer: SizingRecord): void {
-    entry.record = mergeSizing(newer, entry.record);
-    entry.estimator = estimatorOf(entry.record, this.tokenize);
+  private update(entry: Entry, newer: ModelSizing): void {
+    entry.sizing = mergeSizing(newer, entry.sizing);
+    entry.estimator = estimatorOf(entry.sizing, this.tokenize);
   }
 
   private key(model: string, entry: Entry): Promise<string> {
@@ -209,7 +210,7 @@ export class LearnedSizing {
     if (stored !== undefined) this.update(entry, stored);
   }
 
-  /** Writes the record; writes of one model run one at a time, and a write begun later carries every sample learned before it. */
+  /** Writes the sizing; writes of one model run one at a time, and a write begun later carries every sample learned before it. */
   private async persist(model: string, entry: Entry, budget: StoreBudget): Promise<void> {
     entry.dirty = true;
     while (entry.writing !== undefined) await entry.writing;
@@ -218,7 +219,7 @@ export class LearnedSizing {
     const write = async () => {
       // A read under way may bring samples of other instances: the write carries them too.
       if (entry.reading !== undefined) await entry.reading;
-      await this.keeper.saveSizing(await this.key(model, entry), entry.record, budget);
+      await this.keeper.saveSizing(await this.key(model, entry), entry.sizing, budget);
     };
     entry.writing = write().finally(() => {
       entry.writing = undefined;

@@ -1,10 +1,10 @@
 import { messageOf } from '../errors';
 import { type MemoryStore, memoryStore } from './memory';
 import {
-  type CountRecord,
+  type Count,
   type Hold,
   type Lease,
-  type SizingRecord,
+  type ModelSizing,
   type StoredCheckpoint,
   type Thread,
   type ThreadPatch,
@@ -17,8 +17,8 @@ import {
   threadHas,
   threadKey,
   threadSchema,
-} from './records';
-import { type RecordKind, type Sealer, kindOf } from './seal';
+} from './format';
+import { type ValueKind, type Sealer, kindOf } from './seal';
 import type { CompactionStore } from './types';
 
 /** How many threads and checkpoints `state()` holds: the latest this instance wrote or read. */
@@ -86,13 +86,13 @@ interface ThreadWrite {
   /** Writes at most, each read back to see the patch was not lost to a concurrent write (default 1: not read back). */
   attempts?: number;
   /** Which older counts stay (the newest always does). */
-  keepCount?: (count: CountRecord) => boolean;
+  keepCount?: (count: Count) => boolean;
   /** The patch is older than what the store has (a restored state): the store's entries win. */
   older?: boolean;
 }
 
 /**
- * Reads and writes the middleware's records in a store. A store that fails or returns garbage
+ * Reads and writes what the middleware keeps in a store. A store that fails or returns garbage
  * degrades to "nothing stored" with a warning: never a wrong checkpoint, never a failed step.
  * Checkpoints are immutable per digest, so parsed ones are kept in a small local cache.
  *
@@ -117,12 +117,12 @@ export class Keeper {
   private readonly timeoutMs: number;
   private readonly probeFirstMs: number;
   private readonly probeMaxMs: number;
-  /** Kinds of record a value of which did not open: warned about once each. */
-  private readonly unopened = new Set<RecordKind>();
+  /** Kinds of value one of which did not open: warned about once each. */
+  private readonly unopened = new Set<ValueKind>();
 
   /** Since when the store is down (ms since the epoch), or undefined while it is up. */
   private downSince: number | undefined;
-  /** Where records go while the store is down, and the keys written there to write to the store once it is back. */
+  /** Where values go while the store is down, and the keys written there to write to the store once it is back. */
   private memory: MemoryStore | undefined;
   private readonly backlog = new Set<string>();
   /** Threads being written back after an outage: read merged with the store's until they are. */
@@ -190,7 +190,7 @@ export class Keeper {
   }
 
   /** What a model's counts taught (docs: sizing), under the digest of its `provider:modelId`; `undefined` when none or malformed. */
-  async sizing(digest: string, model: string, budget: StoreBudget): Promise<SizingRecord | undefined> {
+  async sizing(digest: string, model: string, budget: StoreBudget): Promise<ModelSizing | undefined> {
     const raw = await this.read(sizingKey(digest), budget);
     if (raw === undefined) return undefined;
     const parsed = parseJson(raw, sizingSchema);
@@ -201,9 +201,9 @@ export class Keeper {
     return parsed;
   }
 
-  /** Writes a model's sizing record whole (merged by the caller with what it last read). */
-  saveSizing(digest: string, record: SizingRecord, budget: StoreBudget): Promise<boolean> {
-    return this.write(sizingKey(digest), JSON.stringify(record), budget);
+  /** Writes a model's sizing whole (merged by the caller with what it last read). */
+  saveSizing(digest: string, sizing: ModelSizing, budget: StoreBudget): Promise<boolean> {
+    return this.write(sizingKey(digest), JSON.stringify(sizing), budget);
   }
 
   /** Stores a checkpoint and adds it to its thread (which ends the lease on it). Returns false (after a warning) when the store failed. */
@@ -215,8 +215,9 @@ export class Keeper {
   }
 
   /**
-   * Stores a checkpoint prepared ahead (SPEC 14) and lists it among its thread's prepared ones, not
-   * among the checkpoints steps find: it is held back until a step at the ceiling promotes it.
+   * Stores a checkpoint prepared ahead (docs/design.md, "Preparing ahead") and lists it among its
+   * thread's prepared ones, not among the checkpoints steps find: it is held back until a step at
+   * the ceiling promotes it.
    */
   async savePrepared(threadDigest: string, checkpoint: StoredCheckpoint, budget: StoreBudget, catchUp = false): Promise<boolean> {
     this.cache(checkpoint);
@@ -241,7 +242,7 @@ export class Keeper {
   }
 
   /** Adds a count to its thread; counts of shorter prompts of the same conversation (`superseded`) go. */
-  async saveCount(threadDigest: string, count: CountRecord, superseded: ReadonlySet<string>, budget: StoreBudget): Promise<boolean> {
+  async saveCount(threadDigest: string, count: Count, superseded: ReadonlySet<string>, budget: StoreBudget): Promise<boolean> {
     // A count lost to a concurrent write only means the next step estimates more: not read back.
     return this.updateThread(threadDigest, { counts: [count] }, budget, { keepCount: (kept) => !superseded.has(kept.digest) });
   }

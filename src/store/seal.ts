@@ -3,7 +3,7 @@ import { bytesToBase64 } from '../prompt/canonical';
 /**
  * Sealed values (option `secret`, docs/stores.md): every value the middleware writes to a store is
  * encrypted and authenticated with AES-256-GCM through Web Crypto. The key is derived with HKDF
- * (SHA-256) from the secret, one per kind of record, and the store key the value is written under
+ * (SHA-256) from the secret, one per kind of value, and the store key the value is written under
  * is bound into it as additional data: a value moved to another key, changed by a byte, or sealed
  * with another secret does not open. The first secret seals, any of them opens, so a secret can be
  * rotated by putting the new one first.
@@ -15,11 +15,11 @@ export const SEALED_PREFIX = 'acs1.';
 /** The shortest secret accepted: 32 characters. */
 export const SECRET_MIN_LENGTH = 32;
 
-/** The kinds of record, each sealed with its own key: what a warning about a value names. */
-export type RecordKind = 'checkpoint' | 'thread record' | 'sizing record';
+/** The kinds of value kept, each sealed with its own key: what a warning about a value names. */
+export type ValueKind = 'checkpoint' | 'thread record' | 'sizing record';
 
-/** The kind of record a store key holds (`cp:`, `thread:`, `sizing:`). */
-export function kindOf(key: string): RecordKind {
+/** The kind of value a store key holds (`cp:`, `thread:`, `sizing:`). */
+export function kindOf(key: string): ValueKind {
   if (key.startsWith('cp:')) return 'checkpoint';
   return key.startsWith('sizing:') ? 'sizing record' : 'thread record';
 }
@@ -42,7 +42,7 @@ type Bytes = Uint8Array<ArrayBuffer>;
 /** A sealer for `secrets` (validated by the options: at least one, each of 32 characters or more). */
 export function createSealer(secrets: readonly string[]): Sealer {
   const keys = new Map<string, Promise<CryptoKey>>();
-  const keyFor = (index: number, kind: RecordKind): Promise<CryptoKey> => {
+  const keyFor = (index: number, kind: ValueKind): Promise<CryptoKey> => {
     const id = `${index}:${kind}`;
     let key = keys.get(id);
     if (key === undefined) {
@@ -85,7 +85,7 @@ export function createSealer(secrets: readonly string[]): Sealer {
   };
 }
 
-async function derive(secret: string, kind: RecordKind): Promise<CryptoKey> {
+async function derive(secret: string, kind: ValueKind): Promise<CryptoKey> {
   const material = await crypto.subtle.importKey('raw', encoder.encode(secret), 'HKDF', false, ['deriveKey']);
   return crypto.subtle.deriveKey(
     { name: 'HKDF', hash: 'SHA-256', salt: SALT, info: encoder.encode(`ai-compaction/seal/v1/${kind}`) },

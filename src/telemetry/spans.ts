@@ -9,7 +9,7 @@ import { telemetry, withSpan } from './registry';
  * The spans of a compaction (docs/observability.md): `ai-compaction.compact` under the active span
  * (the AI SDK's step span when its telemetry is on), and each model call it makes as a child span
  * named and attributed after the OpenTelemetry GenAI conventions. Sizes, counts and names only: no
- * message, summary or provider error text is ever recorded. Nothing is made without a registered
+ * message, summary or provider error text is ever set on a span. Nothing is made without a registered
  * tracer provider.
  */
 

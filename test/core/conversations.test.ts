@@ -194,7 +194,7 @@ describe('compaction', () => {
       });
     }
 
-    it('should end a hold placed on the first step at the next step, and keep the no-progress hold that follows (6.8)', async () => {
+    it('should end a hold placed on the first step at the next step, and keep the no-progress hold that follows', async () => {
       // Tool definitions over the 170,000 ceiling: the first step has nothing older to compact. The
       // second has (the first message): it compacts once, cannot get under the ceiling, and holds.
       const log = recordingLogger();
@@ -213,7 +213,7 @@ describe('compaction', () => {
       expect(log.warn.filter((line) => line.includes('the compaction made no progress'))).toHaveLength(1);
     });
 
-    it('should keep a failure hold placed on the first step, before any reply, through the tool loop that follows (6.8)', async () => {
+    it('should keep a failure hold placed on the first step, before any reply, through the tool loop that follows', async () => {
       // An assistant greeting first: the first step can compact it, and its records are kept under
       // the first message until the conversation has a reply to a user message (the first tool call).
       const log = recordingLogger();
@@ -275,7 +275,7 @@ describe('compaction', () => {
       expect(fresh.stepCalls().map((call) => textOf(call.prompt[0]!).startsWith('<conversation-checkpoint>'))).toEqual([true, true]);
     });
 
-    it("should not let one conversation's no-progress hold end another's (6.8)", async () => {
+    it("should not let one conversation's no-progress hold end another's", async () => {
       // Tool definitions over the 170,000 ceiling of a 200k window: no compaction can make progress.
       const log = recordingLogger();
       const scripted = scriptedModel();
@@ -327,7 +327,8 @@ describe('compaction', () => {
       const next = [...conversation(0), assistant('a3'), user('q4')];
       await wrapped.doGenerate({ prompt: next });
       expect(first.summaryCalls()).toHaveLength(10);
-      // When the whole conversation fits in keep, the record is the latest exchange (6.4).
+      // When the whole conversation fits in keep, the record is the latest exchange (docs/design.md,
+      // "The record").
       const record = '[User]: q2\n\n[Assistant]: a2';
       expect(first.stepCalls().at(-1)!.prompt[0]).toEqual(checkpointFor(record));
 
@@ -351,7 +352,7 @@ describe('compaction', () => {
       const log = recordingLogger();
       const scripted = toolCallingModel();
       // The count below is that of compacting at the ceiling; prepare.test.ts bounds the same loop with
-      // the next checkpoint prepared in the background (SPEC 14).
+      // the next checkpoint prepared in the background (docs/design.md, "Preparing ahead").
       const middleware = compaction({ contextWindow: 16_000, logger: log.logger, prepare: false });
       const wrapped = wrap(scripted.model, middleware);
       const system: Message = { role: 'system', content: tokens(6_000, 's') };
@@ -436,7 +437,7 @@ function ownTag(prompt: Message[]): string {
 }
 
 describe('provider counts', () => {
-  it('should keep a count measured with another system prompt, plus the growth of the system prompt (5)', async () => {
+  it('should keep a count measured with another system prompt, plus the growth of the system prompt', async () => {
     // The first prompt is counted at 100 tokens (too few for its 12,008 characters to learn from).
     // The next one, under a 14,000-token system prompt, rests on that count: 100 + 10 output + the
     // system prompt's growth, (56,000 - 5) / 4 = 13,999, + 'next' = 14,110; not its whole

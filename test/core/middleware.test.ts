@@ -48,7 +48,8 @@ describe('compaction', () => {
 
       const { model: other, summaryCalls: otherSummaries } = scriptedModel();
       const below = [user(tokens(85_000)), assistant(tokens(84_998, 'a')), user('next')];
-      // Just under the ceiling a checkpoint would be prepared in the background (SPEC 14, prepare.test.ts): off here.
+      // Just under the ceiling a checkpoint would be prepared in the background (docs/design.md,
+      // "Preparing ahead"; compact/prepare.test.ts): off here.
       await wrap(other, compaction({ contextWindow: 200_000, prepare: false })).doGenerate({ prompt: below });
       expect(otherSummaries()).toHaveLength(0);
     });
@@ -95,7 +96,8 @@ describe('compaction', () => {
       expect(isSummaryRequest({ prompt: second })).toBe(false);
       // room = 160,000 - (150,010 counted + 1.15 x appended estimated): lower than 32,000, and not
       // bounded by the step's own maxOutputTokens of 500. The appended message is estimated at the
-      // characters a token the first count taught (about 1.33, bounded to 1.5), not at 4 (SPEC 5).
+      // characters a token the first count taught (about 1.33, bounded to 1.5), not at 4
+      // (docs/design.md, "The size of a prompt").
       const appendedTokens = estimateMessages([appended], 0, 1, { charsPerToken: 1.5 });
       expect(appendedTokens).toBeGreaterThan(estimateMessages([appended]));
       expect(request.maxOutputTokens).toBe(Math.floor(160_000 - (150_010 + 1.15 * appendedTokens)));
@@ -254,7 +256,8 @@ describe('compaction', () => {
       const prompt = [user(tokens(85_000)), assistant(tokens(85_000, 'a')), user('go')];
       await wrapped.doGenerate({ prompt });
       expect(middleware.last()).toBeUndefined();
-      // Grown by less than 17,000 (a tenth of the 170,000 ceiling): held (SPEC 6.8).
+      // Grown by less than 17,000 (a tenth of the 170,000 ceiling): held (docs/design.md, "No
+      // progress").
       await wrapped.doGenerate({ prompt: [...prompt, assistant('x'), user('y')] });
       expect(scripted.summaryCalls()).toHaveLength(2);
       await wrapped.doGenerate({ prompt: [...prompt, assistant('x'), user('y'), assistant('ok'), user(tokens(17_000, 'b'))] });

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { compaction, memoryStore } from '../../src';
 import type { CompactionStore } from '../../src/store/types';
 import { buildState, parseState } from '../../src/state';
-import type { StoredCheckpoint, Thread } from '../../src/store/records';
+import type { StoredCheckpoint, Thread } from '../../src/store/format';
 
 const A = 'a'.repeat(64);
 const B = 'b'.repeat(64);

@@ -15,7 +15,7 @@ describe('compaction end to end', () => {
     it(`should keep a ${STEPS}-step ${mode} tool loop under a 20,000-token window`, async () => {
       const agent = readFileAgent();
       // The schedule below is that of compacting at the ceiling; prepare.test.ts runs this loop with
-      // the next checkpoint prepared in the background (SPEC 14).
+      // the next checkpoint prepared in the background (docs/design.md, "Preparing ahead").
       const middleware = compaction({ contextWindow: WINDOW, prepare: false });
       const model = wrapLanguageModel({ model: agent.model as never, middleware });
       const options = { model, tools: readFileTools, stopWhen: stepCountIs(STEPS + 5), system: 'You are a coding agent.', prompt: 'Read every file of the project.' };

@@ -8,8 +8,9 @@ import { MockLanguageModel, SUMMARY, textResult } from '../support/models';
 import { assistant, chat, recordingLogger, scriptedModel, system, textOf, user, wrap } from '../support/harness';
 
 // Every option is checked through the middleware itself (not through the helper that reads it), so
-// a middleware that drops an option on the floor fails here. Sizes follow SPEC 4-6 with the
-// 4-characters-a-token estimate: `tokens(n)` is exactly n tokens, 'next' is exactly 1.
+// a middleware that drops an option on the floor fails here. Sizes follow docs/design.md ("The
+// ceiling", "The size of a prompt", "The summary request") with the 4-characters-a-token estimate:
+// `tokens(n)` is exactly n tokens, 'next' is exactly 1.
 
 const tokens = (count: number, letter = 'u') => letter.repeat(count * 4);
 
@@ -24,14 +25,14 @@ const checkpointFor = (record: string, summary = SUMMARY): Message => ({
   content: [{ type: 'text', text: checkpointText(summary, record) }],
 });
 
-/** The record lines of SPEC 6.4 for text messages. */
+/** The record lines (docs/design.md, "The record") for text messages. */
 const recordOf = (messages: Message[]) =>
   messages.map((message) => `${message.role === 'user' ? '[User]' : '[Assistant]'}: ${textOf(message)}`).join('\n\n');
 
 /**
  * How many summary requests one step of `prompt` makes on a fresh instance, at the ceiling alone: a
- * step just under it would also prepare the next checkpoint in the background (`prepare`, SPEC 14,
- * tested in prepare.test.ts), so that is off here.
+ * step just under it would also prepare the next checkpoint in the background (`prepare`,
+ * docs/design.md, "Preparing ahead", tested in compact/prepare.test.ts), so that is off here.
  */
 async function summariesFor(options: Parameters<typeof compaction>[0], prompt: Message[], call: Partial<CallOptions> = {}, modelId?: string) {
   const scripted = scriptedModel(modelId === undefined ? {} : { modelId });
@@ -47,7 +48,7 @@ const readFile = (description: string): FunctionTool => ({
   inputSchema: { type: 'object', properties: { path: { type: 'string', description: 'Path from the project root' } }, required: ['path'] },
 });
 
-/** SPEC 5: a tool definition counts its name, description and JSON schema, 4 characters a token. */
+/** docs/design.md, "The size of a prompt": a tool definition counts its name, description and JSON schema, 4 characters a token. */
 const toolTokens = (tool: FunctionTool) => Math.round((tool.name.length + (tool.description ?? '').length + JSON.stringify(tool.inputSchema).length) / 4);
 
 describe('options wired through the middleware', () => {
@@ -57,7 +58,7 @@ describe('options wired through the middleware', () => {
     }
   });
 
-  describe('the ceiling (SPEC 4)', () => {
+  describe('the ceiling', () => {
     it('should compact at 80 % of the window with buffer "20%": 160,000 of 200,000, not 159,999', async () => {
       expect(await summariesFor({ contextWindow: 200_000, buffer: '20%' }, ofSize(160_000))).toBe(1);
       expect(await summariesFor({ contextWindow: 200_000, buffer: '20%' }, ofSize(159_999))).toBe(0);
@@ -98,7 +99,7 @@ describe('options wired through the middleware', () => {
     });
   });
 
-  describe('the record (SPEC 6.4)', () => {
+  describe('the record', () => {
     // Exchange 0 is large (14,000 tokens), exchanges 1 and 2 small (~1,400 tokens each once
     // serialized). The whole conversation (~16,800) is over the default keep of 15,000, so the
     // default takes the newest exchanges within 15,000: exchanges 1 and 2 (~2,800). keep 2,000
@@ -166,7 +167,7 @@ describe('options wired through the middleware', () => {
   });
 });
 
-describe('provider counts (SPEC 5)', () => {
+describe('provider counts', () => {
   it('should keep a count when only the tool definitions changed, plus their growth', async () => {
     // Step 1 is counted at 100 tokens (too few for its characters to learn from). Step 2 has the
     // same system prompt and conversation (plus a reply and a new message), but a tool whose
@@ -187,7 +188,7 @@ describe('provider counts (SPEC 5)', () => {
     expect(estimatePrompt(second, big)).toBe(17_944);
   });
 
-  it('should take a count of 0 input tokens for no count: the estimate stays in force (5)', async () => {
+  it('should take a count of 0 input tokens for no count: the estimate stays in force', async () => {
     // Some OpenAI-compatible servers report prompt_tokens 0 for a cached prompt. Window 32,000 ->
     // ceiling 16,000; the second step's prompt is estimated at 18,001 tokens.
     const scripted = scriptedModel({ inputTokens: () => 0 });
@@ -235,7 +236,7 @@ describe('provider counts (SPEC 5)', () => {
   });
 });
 
-describe('summary requests are recognised by structure (SPEC 6.1)', () => {
+describe('summary requests are recognised by structure', () => {
   const marked = (text: string): Message => ({ role: 'user', content: [{ type: 'text', text }], providerOptions: { compaction: { summaryRequest: true } } });
 
   it('should recognise the marker, never the text', () => {
@@ -328,7 +329,7 @@ describe('onCompaction', () => {
   });
 });
 
-describe('a store that fails or returns garbage (SPEC 11)', () => {
+describe('a store that fails or returns garbage', () => {
   const failing = (error: string) => async () => {
     throw new Error(error);
   };
@@ -372,7 +373,7 @@ describe('a store that fails or returns garbage (SPEC 11)', () => {
   });
 });
 
-describe('a failed compaction and the window (SPEC 6.7)', () => {
+describe('a failed compaction and the window', () => {
   const noTemplate = () => textResult('no template here');
 
   it('should send the step unchanged when its estimate is exactly the window, and throw one token over', async () => {

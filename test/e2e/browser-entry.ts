@@ -21,7 +21,8 @@ async function run() {
     () => void summaries++,
   );
   let compactions = 0;
-  // One compaction per summary request, checked by the test: nothing prepared ahead (SPEC 14) here.
+  // One compaction per summary request, checked by the test: nothing prepared ahead
+  // (docs/design.md, "Preparing ahead") here.
   const middleware = compaction({ contextWindow: WINDOW, prepare: false, onCompaction: () => void compactions++ });
   const result = await generateText({
     model: wrapLanguageModel({ model, middleware }),

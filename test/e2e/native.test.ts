@@ -1,4 +1,4 @@
-// Native compaction end to end (SPEC 10), AI SDK 7: the real, unmodified `@ai-sdk/openai` v4
+// Native compaction end to end (docs/native.md), AI SDK 7: the real, unmodified `@ai-sdk/openai` v4
 // Responses client and `@ai-sdk/anthropic` v4 client talk HTTP to the local provider server, which
 // answers a compaction request (OpenAI `compaction_trigger`, Anthropic `compaction: summarize`) with
 // one compaction item, and counts an item that comes back as standing for everything before it
@@ -137,7 +137,8 @@ describe('native compaction with the real clients (ai@7, @ai-sdk v4)', () => {
   for (const c of CASES) {
     it(`should let the provider compact a ${STEPS}-step tool loop and send its item back unchanged (${label(c)})`, async () => {
       const server = await start(WINDOW);
-      // One trigger per compaction, each sent by the step after it: nothing prepared ahead (SPEC 14) here.
+      // One trigger per compaction, each sent by the step after it: nothing prepared ahead
+      // (docs/design.md, "Preparing ahead") here.
       const run = await loop(server, c.api, c.mode, { contextWindow: WINDOW, native: true, openaiStore: c.store, prepare: false });
       const { requests } = server;
 
@@ -300,7 +301,8 @@ describe('native compaction with the real clients (ai@7, @ai-sdk v4)', () => {
       // the server's window is smaller than the middleware was told
       const serverWindow = 8_000;
       const server = await start(serverWindow);
-      // Each rejected step is followed by its own summary request: nothing prepared ahead (SPEC 14) here.
+      // Each rejected step is followed by its own summary request: nothing prepared ahead
+      // (docs/design.md, "Preparing ahead") here.
       const run = await loop(server, c.api, c.mode, { contextWindow: WINDOW, native: true, openaiStore: c.store, steps: 30, prepare: false });
       const { requests } = server;
 

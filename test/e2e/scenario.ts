@@ -309,8 +309,9 @@ export function describeClientMatrix(options: MatrixOptions): void {
             serverWindow: OVERFLOW_SERVER_WINDOW,
             middlewareWindow: WINDOW,
             track,
-            // each rejected step is followed by its own summary request: checked below, so nothing is
-            // prepared ahead here (SPEC 14; a prepared checkpoint of the same prefix would be sent instead)
+            // each rejected step is followed by its own summary request: checked below, so nothing
+            // is prepared ahead here (docs/design.md, "Preparing ahead"; a prepared checkpoint of
+            // the same prefix would be sent instead)
             prepare: false,
           });
           report.push(stats(`${api} ${mode} overflow ${overflowSteps} steps`, run, OVERFLOW_SERVER_WINDOW));

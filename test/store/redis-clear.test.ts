@@ -18,7 +18,7 @@ function steps(count: number): Message[] {
   return [user('Fix the failing tests.'), ...Array.from({ length: count }, (_, index) => [call(`c${index + 1}`), toolResult(`c${index + 1}`, 'ls', 'r'.repeat(16_000))]).flat()];
 }
 
-describe('cleared tool results in Redis (SPEC 13)', () => {
+describe('cleared tool results in Redis', () => {
   it('should let a second server instance send the cleared messages the first one stored, byte for byte, without compacting', async () => {
     const prefix = `clear-${Date.now()}:`;
     const first = scriptedModel();

@@ -14,7 +14,7 @@ import { type UpstashEndpoint, startUpstashEndpoint } from '../support/upstash-e
 // The outage rule (docs/stores.md) against a real redis-server, through each client at its
 // defaults (offline queues on, their own retries): Redis killed, stopped (SIGSTOP) and continued,
 // restarted empty, restarted with append-only persistence. Store calls are counted; nothing here
-// measures time (the 5-second budget itself is tested with fake timers in test/core/store-outage).
+// measures time (the 5-second budget itself is tested with fake timers in test/core/store/keeper.test.ts).
 
 /** One client library at its defaults, and how its service goes away and comes back. */
 interface Connection {

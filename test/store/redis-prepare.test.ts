@@ -10,9 +10,10 @@ import { atCeiling, band, gate, under } from '../support/prepare-fixtures';
 import { assistant, scriptedModel, user, wrap } from '../support/harness';
 import { useRedisClients } from '../support/redis-server';
 
-// SPEC 14 with the Redis store (SPEC 11): a checkpoint prepared in the background by one server
-// instance is held back on every instance, and sent by whichever one serves the step at the ceiling.
-// 20,000 window -> 17,000 ceiling; prepared from 13,600.
+// Preparing ahead (docs/design.md, "Preparing ahead") with the Redis store (docs/stores.md): a
+// checkpoint prepared in the background by one server instance is held back on every instance, and
+// sent by whichever one serves the step at the ceiling. 20,000 window -> 17,000 ceiling; prepared
+// from 13,600.
 
 let ioredis: Redis;
 let nodeRedis: ReturnType<typeof createClient>;

@@ -15,7 +15,7 @@ useRedisClients((clients) => ({ ioredis, nodeRedis } = clients));
 /** A new conversation of 9,001 characters: 2,250 tokens at 4 characters a token, 3,000 at 3. */
 const probe = (tag: string): Message[] => [user(`${tag}${'b'.repeat(6_000 - tag.length)}`), assistant('c'.repeat(3_000)), user('q')];
 
-describe('redisStore with learned characters a token (SPEC 5)', () => {
+describe('redisStore with learned characters a token', () => {
   it("should let a second server instance estimate a conversation new to it at the ratio the first one's counts taught", async () => {
     const prefix = `sizing-${Date.now()}:`;
     const taught = `taught:${'a'.repeat(11_993)}`;

@@ -119,8 +119,8 @@ export function textOf(message: Message | undefined): string {
 }
 
 /**
- * The spec's estimate of text-only messages, computed independently of src: their characters / 4,
- * rounded once (SPEC 5).
+ * The documented estimate of text-only messages, computed independently of src: their characters / 4,
+ * rounded once (docs/design.md, "The size of a prompt").
  */
 export function textEstimate(messages: readonly Message[]): number {
   let chars = 0;

@@ -1,7 +1,8 @@
 /**
- * The conversations the tests of preparing ahead (SPEC 14) grow through, in a 20,000-token window
- * (a 17,000-token ceiling; `prepare: 0.8` prepares from 13,600). `tokens(n)` is exactly n estimated
- * tokens; the scripted provider counts prompts as the estimate does.
+ * The conversations the tests of preparing ahead (docs/design.md, "Preparing ahead") grow through,
+ * in a 20,000-token window (a 17,000-token ceiling; `prepare: 0.8` prepares from 13,600).
+ * `tokens(n)` is exactly n estimated tokens; the scripted provider counts prompts as the estimate
+ * does.
  */
 import type { Message } from '../../src/prompt/types';
 import { assistant, user } from './harness';

@@ -1,4 +1,4 @@
-// Error bodies exactly as the providers send them (see /work/shared/reference/overflow-errors.md).
+// Error bodies exactly as the providers send them (as the fixtures of fixtures/overflow/ keep them).
 
 export function openaiChatOverflow(window: number, tokens: number) {
   return {

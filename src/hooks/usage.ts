@@ -1,0 +1,51 @@
+import type { Engine } from '../engine';
+import { messageOf } from '../errors';
+import type { Usage } from '../prompt/types';
+import { measurePrompt } from '../sizing/estimate';
+import { type StepView, frameChars, frameDigest, outgoingPrompt, supersededCounts } from '../view';
+
+/**
+ * Keeps the provider's usage of a step as the counted baseline of the prompt it measured, and
+ * learns the model's characters a token from it (docs/design.md, "The size of a prompt"). A failure
+ * to keep it is only logged: a lost count means the next step estimates.
+ */
+export async function learnFromUsage(engine: Engine, view: StepView, usage: Usage | undefined): Promise<void> {
+  const input = usage?.inputTokens?.total;
+  // No prompt is 0 tokens: some OpenAI-compatible servers say 0 for a cached prompt. No count.
+  if (typeof input !== 'number' || !(input > 0)) return;
+  try {
+    await Promise.all([saveCount(engine, view, input, usage?.outputTokens?.total), learn(engine, view, input)]);
+  } catch (error) {
+    engine.warn(`ai-compaction: recording usage failed: ${messageOf(error)}`);
+  }
+}
+
+async function saveCount(engine: Engine, view: StepView, input: number, output: number | undefined): Promise<void> {
+  if (view.digests === undefined || view.threadDigest === undefined) return;
+  const length = view.conversation.length;
+  const count = {
+    length,
+    digest: await view.digests.of(length),
+    checkpoint: view.checkpoint?.digest ?? null,
+    frame: await frameDigest(view),
+    frameChars: frameChars(view),
+    input,
+    output: typeof output === 'number' ? output : 0,
+  };
+  await engine.keeper.saveCount(view.threadDigest, count, await supersededCounts(view), view.budget);
+}
+
+/**
+ * The count against the characters of the prompt that went out: its system messages, the
+ * conversation as sent and its tool definitions, files at their fixed figures. With the `estimate`
+ * option, also against the tokenizer's figure when the step's size was that estimate (measuring the
+ * whole prompt again by the tokenizer would cost every step what a whole estimate costs once).
+ * A prompt holding a provider's compaction item (opaque, of unknown size) teaches nothing.
+ */
+async function learn(engine: Engine, view: StepView, input: number): Promise<void> {
+  if (view.boundary >= 0 || view.checkpoint?.native !== undefined) return;
+  const measure = measurePrompt(outgoingPrompt(view), view.params.tools);
+  const { measured } = view;
+  const tokenized = measured !== undefined && measured.chars === measure.chars && measured.tokens === measure.tokens && view.estimator.tokenizer !== undefined ? measured.tokenized : undefined;
+  await engine.sizing.learn(view.modelKey, { chars: measure.chars, tokenized, fixed: measure.tokens }, input, view.budget);
+}

@@ -1,0 +1,317 @@
+import { z } from 'zod';
+
+/**
+ * What the middleware keeps in a store, one JSON string per key:
+ * - `cp:<digest>`: a checkpoint, keyed by the SHA-256 of the scope and the messages it covers;
+ * - `sizing:<digest>`: per model (the SHA-256 of `provider:modelId`), the recent provider counts
+ *   its characters a token are learned from (docs/design.md, "The size of a prompt"), shared by
+ *   every conversation and instance;
+ * - `thread:<digest>`: per conversation opening (the messages through the first reply to a user
+ *   message, and the scope), which checkpoints, provider counts and holds exist for conversations
+ *   that open that way, so a step finds them with two reads. The steps before that reply keep
+ *   theirs under the first message; the first step with a reply carries its checkpoint and holds
+ *   over. It also holds the leases of compactions under way (docs/stores.md).
+ * Keys hold digests only, never message text; with the `secret` option every value is sealed.
+ */
+export const FORMAT_VERSION = 1;
+
+const digest = z.string().regex(/^[0-9a-f]{64}$/);
+const count = z.number().int().nonnegative();
+
+export const checkpointSchema = z
+  .object({
+    v: z.literal(FORMAT_VERSION),
+    digest,
+    /** Messages of the caller's conversation it covers, from the first. */
+    length: z.number().int().positive(),
+    summary: z.string(),
+    record: z.string(),
+    reason: z.enum(['auto', 'overflow', 'manual']),
+    tokensBefore: count,
+    tokensAfter: count,
+    createdAt: z.number().nonnegative(),
+    /** The exact identifiers of what it covers, most recent first, carried forward (docs/design.md, "Identifiers"). */
+    identifiers: z.array(z.string().max(4_096)).max(2_000).optional(),
+    /** Tokens the step right after it (live when it was made) may take; its tool outputs are shortened past that (docs/design.md, "What stays live"). */
+    step: z.number().int().nonnegative().optional(),
+    /** A provider's own compaction item standing for the covered messages, with the user messages kept after it. */
+    native: z
+      .object({
+        provider: z.enum(['openai', 'anthropic']),
+        /** `provider:modelId` of the model that made it: only that model reads it. */
+        model: z.string(),
+        part: z.object({ type: z.string() }).passthrough(),
+        keep: z.array(z.number().int().nonnegative()).max(10_000),
+      })
+      .strict()
+      .optional(),
+    /**
+     * Old tool outputs cleared (docs/design.md, "Clearing old tool results"): it stands for the
+     * messages it covers sent with the output of each tool result from `from` on replaced by a
+     * note. Its summary, record, identifiers, step and native item are those of the checkpoint it
+     * was made on (`base`), which covers the messages before `from`; without a base they are empty.
+     */
+    clear: z
+      .object({
+        /** Where clearing starts: the end of what the checkpoint under it covers. */
+        from: z.number().int().nonnegative(),
+        /** Whether it was made on a checkpoint (a summary or a provider's item) covering the messages before `from`. */
+        base: z.boolean(),
+        /** How long the conversation was when it was made: the growth since says whether it made room (docs/design.md, "Clearing old tool results"). */
+        at: z.number().int().positive(),
+        /** Tool results cleared, and the characters of text their outputs held. */
+        outputs: count,
+        characters: count,
+      })
+      .strict()
+      .optional(),
+    /**
+     * For a checkpoint prepared ahead: what its requests in the background cost, reported by the
+     * step that first sends it, on whichever instance (docs/observability.md). Optional: values
+     * written before it existed read as having none.
+     */
+    usage: z
+      .object({ requests: count, inputTokens: count.optional(), cachedInputTokens: count.optional(), outputTokens: count.optional(), durationMs: count })
+      .strict()
+      .optional(),
+  })
+  .strict()
+  .refine((checkpoint) => checkpoint.clear === undefined || (checkpoint.clear.from < checkpoint.length && checkpoint.clear.at >= checkpoint.length), {
+    // A predicate of the field: a refused state reads `checkpoints.<digest>.clear must start ...`.
+    message: 'must start before the end of what it covers, made on a conversation at least that long',
+    path: ['clear'],
+  })
+  // The kept user messages are among those it covers, in order: each goes out once, after the item.
+  .refine((checkpoint) => checkpoint.native === undefined || checkpoint.native.keep.every((index, at, keep) => index < checkpoint.length && (at === 0 || keep[at - 1]! < index)), {
+    // A predicate of the field: a refused state reads `checkpoints.<digest>.native.keep must list ...`.
+    message: 'must list messages it covers, in increasing order',
+    path: ['native', 'keep'],
+  });
+
+export type StoredCheckpoint = z.infer<typeof checkpointSchema>;
+
+/** A provider's compaction item is read by the model that made it only; a summary by any model. */
+export function readableBy(checkpoint: StoredCheckpoint, modelKey: string): boolean {
+  return checkpoint.native === undefined || checkpoint.native.model === modelKey;
+}
+
+const checkpointRef = z
+  .object({
+    length: z.number().int().positive(),
+    digest,
+    /**
+     * For a checkpoint prepared ahead (docs/design.md, "Preparing ahead"), once promoted: the
+     * conversation of the step that first sent it (its length and digest), where it left the
+     * prompt. Optional: a checkpoint made at its step left the prompt where the live part it was
+     * made for ends.
+     */
+    sent: z.object({ length: z.number().int().positive(), digest }).strict().optional(),
+    /**
+     * For a checkpoint prepared ahead as a catch-up (docs/design.md, "Preparing ahead"): the first
+     * step after it is ready sends it, under the ceiling too.
+     */
+    catchUp: z.literal(true).optional(),
+  })
+  .strict();
+
+const countSchema = z
+  .object({
+    /** Messages of the caller's conversation in the prompt the provider counted. */
+    length: z.number().int().positive(),
+    digest,
+    /** The checkpoint that prompt was sent with, or null. */
+    checkpoint: digest.nullable(),
+    /** Digest of the system messages and tool definitions it was sent with. */
+    frame: digest,
+    /** Characters of those: a count stays the baseline when only they changed, plus their growth (absent in older values). */
+    frameChars: count.optional(),
+    input: count,
+    output: count,
+  })
+  .strict();
+
+export type Count = z.infer<typeof countSchema>;
+
+/**
+ * Why a conversation is held (docs/design.md, "No progress"), and so what ends the hold besides the
+ * conversation no longer being the one it names:
+ * - `no-progress`: a compaction left the prompt at or above the ceiling; ends when the prompt has
+ *   grown by a tenth of the ceiling. A hold stored without a cause is one of these.
+ * - `nothing-older`: there was nothing before the live part to compact; ends as soon as a
+ *   compaction could cover more than `end` messages (a new exchange, a new step).
+ * - `failed`: a compaction failed, the `failures`-th in a row; ends when the prompt has grown by a
+ *   tenth of the ceiling times 2^(failures - 1), and does not hold a step that no longer fits the
+ *   window.
+ */
+export const HOLD_CAUSES = ['no-progress', 'nothing-older', 'failed'] as const;
+export type HoldCause = (typeof HOLD_CAUSES)[number];
+
+const hold = z
+  .object({
+    length: z.number().int().positive(),
+    digest,
+    checkpoint: digest.nullable(),
+    /** The prompt's size when the hold was placed: growth is measured from it. */
+    size: count,
+    cause: z.enum(HOLD_CAUSES).optional(),
+    /** `nothing-older`: the covered end a compaction could not pass. */
+    end: count.optional(),
+    /** `failed`: how many compactions of this conversation have failed in a row. */
+    failures: z.number().int().positive().max(64).optional(),
+  })
+  .strict();
+
+export type Hold = z.infer<typeof hold>;
+
+const lease = z
+  .object({
+    /** The prefix the checkpoint being written covers: its length and digest. */
+    length: z.number().int().positive(),
+    digest,
+    /** The instance writing it (random, per instance). */
+    owner: z.string().regex(/^[0-9a-f]{16}$/),
+    /** Until when it holds, in ms since the epoch; 0 releases it. */
+    until: z.number().nonnegative(),
+  })
+  .strict();
+
+export type Lease = z.infer<typeof lease>;
+
+export const threadSchema = z
+  .object({
+    v: z.literal(FORMAT_VERSION),
+    checkpoints: z.array(checkpointRef).max(64),
+    counts: z.array(countSchema).max(64),
+    /** Conversations held from compacting on their own (docs/design.md, "No progress": no progress, nothing older, a failure), newest first. */
+    holds: z.array(hold).max(64),
+    /**
+     * Checkpoints prepared ahead in the background (docs/design.md, "Preparing ahead"), newest
+     * first. They are kept apart from `checkpoints` because a step finds its checkpoint in
+     * `checkpoints` by content alone: a prepared one listed there would be sent by the very next
+     * step, under the ceiling, dropping verbatim words the window still has room for and breaking
+     * the provider's cache early. Only a step at the ceiling reads this list; the one that sends a
+     * prepared checkpoint first adds it to `checkpoints` (it is promoted), and from then on it is
+     * found like any other. An entry left here after that, or covering no more than the
+     * conversation's checkpoint, is inert. Optional: threads written before it existed read as
+     * having none.
+     */
+    prepared: z.array(checkpointRef).max(64).optional(),
+    /**
+     * Compactions under way on some instance (docs/stores.md, the lease): the prefix each covers,
+     * the instance writing it and until when (ms since the epoch) another instance that needs the
+     * same checkpoint waits for it rather than writing its own. A lease ends when its checkpoint is
+     * listed, when it is released, or at `until`. Optional: absent when there is none.
+     */
+    leases: z.array(lease).max(16).optional(),
+  })
+  .strict();
+
+export type Thread = z.infer<typeof threadSchema>;
+
+/** How many checkpoints and counts a thread keeps, newest first. */
+export const THREAD_LIMIT = 32;
+
+export function emptyThread(): Thread {
+  return { v: FORMAT_VERSION, checkpoints: [], counts: [], holds: [] };
+}
+
+/** One provider count of a prompt, against the measure of its text (its fixed file figures taken off the count). */
+const sizingSample = z
+  .object({
+    /** When it was counted (ms since the epoch): the most recent samples stay. */
+    at: z.number().nonnegative(),
+    /** The prompt's text: characters, or the tokenizer's tokens. */
+    measured: z.number().positive().finite(),
+    /** The provider's count of that text. */
+    counted: z.number().int().positive(),
+  })
+  .strict();
+
+export type SizingSample = z.infer<typeof sizingSample>;
+
+/** What a model's counts taught: the samples of its characters a token, and of the `estimate` option's factor. */
+export const sizingSchema = z
+  .object({
+    v: z.literal(FORMAT_VERSION),
+    /** `provider:modelId`. */
+    model: z.string().min(1),
+    chars: z.array(sizingSample).max(64),
+    tokenizer: z.array(sizingSample).max(64),
+  })
+  .strict();
+
+export type ModelSizing = z.infer<typeof sizingSchema>;
+
+export const sizingKey = (digestHex: string) => `sizing:${digestHex}`;
+
+export const checkpointKey = (digestHex: string) => `cp:${digestHex}`;
+export const threadKey = (digestHex: string) => `thread:${digestHex}`;
+
+/** What one write adds to a thread. */
+export interface ThreadPatch {
+  checkpoints?: Thread['checkpoints'];
+  counts?: Thread['counts'];
+  holds?: Thread['holds'];
+  prepared?: Thread['checkpoints'];
+  leases?: Lease[];
+}
+
+/** The identity of each kind of thread entry: a newer entry of the same identity replaces the older. */
+const entryKeys = {
+  checkpoints: (item: Thread['checkpoints'][number]) => item.digest,
+  counts: (item: Count) => `${item.digest}:${item.checkpoint}`,
+  holds: (item: Hold) => `${item.digest}:${item.checkpoint}`,
+  leases: (item: Lease) => `${item.digest}:${item.owner}`,
+};
+
+function unique<T>(items: T[], key: (item: T) => string): T[] {
+  const seen = new Set<string>();
+  return items.filter((item) => (seen.has(key(item)) ? false : (seen.add(key(item)), true)));
+}
+
+/** How many leases a thread keeps, newest first. */
+const LEASE_LIMIT = 16;
+
+/**
+ * Merges a write into a thread: union by identity, newest first, bounded. A lease goes once its
+ * checkpoint is listed, once released (`until` 0) or past its time (`now`).
+ */
+export function mergeThreads(current: Thread, next: ThreadPatch, now = Date.now()): Thread {
+  const checkpoints = unique([...(next.checkpoints ?? []), ...current.checkpoints], entryKeys.checkpoints).slice(0, THREAD_LIMIT);
+  const prepared = unique([...(next.prepared ?? []), ...(current.prepared ?? [])], entryKeys.checkpoints).slice(0, THREAD_LIMIT);
+  const listed = new Set([...checkpoints, ...prepared].map((ref) => ref.digest));
+  const leases = unique([...(next.leases ?? []), ...(current.leases ?? [])], entryKeys.leases)
+    .filter((item) => item.until > now && !listed.has(item.digest))
+    .slice(0, LEASE_LIMIT);
+  return {
+    v: FORMAT_VERSION,
+    checkpoints,
+    counts: unique([...(next.counts ?? []), ...current.counts], entryKeys.counts).slice(0, THREAD_LIMIT),
+    holds: unique([...(next.holds ?? []), ...current.holds], entryKeys.holds).slice(0, THREAD_LIMIT),
+    // Written only once there is one, so threads without prepared checkpoints stay as they were.
+    ...(prepared.length === 0 ? {} : { prepared }),
+    ...(leases.length === 0 ? {} : { leases }),
+  };
+}
+
+/** The leases of a thread that hold now, of instances other than `owner`. */
+export function liveLeases(thread: Thread | undefined, owner: string, now = Date.now()): Lease[] {
+  const listed = new Set([...(thread?.checkpoints ?? []), ...(thread?.prepared ?? [])].map((ref) => ref.digest));
+  return (thread?.leases ?? []).filter((item) => item.owner !== owner && item.until > now && !listed.has(item.digest));
+}
+
+/** Whether `thread` has an entry of every identity `patch` adds (a concurrent write may have dropped one). */
+export function threadHas(thread: Thread, patch: ThreadPatch): boolean {
+  const has = <T>(added: T[] | undefined, current: T[], key: (item: T) => string) => {
+    const keys = new Set(current.map(key));
+    return (added ?? []).every((item) => keys.has(key(item)));
+  };
+  return (
+    has(patch.checkpoints, thread.checkpoints, entryKeys.checkpoints) &&
+    has(patch.counts, thread.counts, entryKeys.counts) &&
+    has(patch.holds, thread.holds, entryKeys.holds) &&
+    has(patch.prepared, thread.prepared ?? [], entryKeys.checkpoints) &&
+    // A released lease is had when it is gone.
+    has(patch.leases?.filter((item) => item.until > 0), thread.leases ?? [], entryKeys.leases)
+  );
+}

@@ -1,0 +1,146 @@
+// One budget for what a compaction keeps (docs/design.md, "One budget"): the room is the ceiling
+// less the frame; the checkpoint and the live part after it take at most a share of it (at most
+// half); in order the live part, the summary (at most a quarter of the room), the identifiers (a
+// twentieth of the ceiling, at most 2,000), then the record the rest, at most `keep`.
+import { describe, expect, it } from 'vitest';
+import { CompactionError, compaction } from '../../../src';
+import { DEFAULT_BUDGET_SHARE, MAX_BUDGET_SHARE, identifiersRoom, keepBudget, recordRoom } from '../../../src/checkpoint/budget';
+import { planCompaction } from '../../../src/compact/plan';
+import type { Message } from '../../../src/prompt/types';
+import { FIXED_ESTIMATOR, estimatePrompt } from '../../../src/sizing/estimate';
+import { assistant, filler, scriptedModel, system, textOf, toolCall, toolResult, user, wrap } from '../../support/harness';
+import { textResult } from '../../support/models';
+
+describe('keepBudget', () => {
+  it('should leave a small window with a large system prompt half its room or less: 16k window, 6,000-token frame', () => {
+    // ceiling 13,600 (15 % buffer): room 7,600, the default share a quarter of it
+    expect(keepBudget({ ceiling: 13_600, frame: 6_000, keep: 15_000, summaryOutputTokens: 4_096 })).toEqual({
+      room: 7_600,
+      total: 1_900,
+      step: 1_900,
+      summary: 1_900,
+      identifiers: 680,
+      record: 15_000,
+      userMessage: 475,
+    });
+  });
+
+  it('should give a large window the summary limit and the identifiers their caps: 200k window, 2,000-token frame', () => {
+    // ceiling 170,000: room 168,000
+    expect(keepBudget({ ceiling: 170_000, frame: 2_000, keep: 15_000, summaryOutputTokens: 4_096 })).toEqual({
+      room: 168_000,
+      total: 42_000,
+      step: 42_000,
+      summary: 4_096,
+      identifiers: 2_000,
+      record: 15_000,
+      userMessage: 3_750,
+    });
+  });
+
+  it('should cap the summary at a quarter of the room: a 4,000-token window asked for 1,500-token summaries', () => {
+    // ceiling 3,400, frame 100: room 3,300, a quarter 825
+    const budget = keepBudget({ ceiling: 3_400, frame: 100, keep: 15_000, summaryOutputTokens: 1_500 });
+    expect(budget.summary).toBe(825);
+    expect(budget.total).toBe(825);
+    expect(budget.identifiers).toBe(170);
+  });
+
+  it('should take at most half the room, whatever share is asked for', () => {
+    expect(DEFAULT_BUDGET_SHARE).toBeLessThanOrEqual(MAX_BUDGET_SHARE);
+    expect(keepBudget({ ceiling: 13_600, frame: 6_000, keep: 15_000, summaryOutputTokens: 4_096, share: 0.5 }).total).toBe(3_800);
+    expect(keepBudget({ ceiling: 13_600, frame: 6_000, keep: 15_000, summaryOutputTokens: 4_096, share: 0.9 }).total).toBe(3_800);
+  });
+
+  it('should lower the record with keep, never raise the total', () => {
+    const budget = keepBudget({ ceiling: 170_000, frame: 2_000, keep: 4_000, summaryOutputTokens: 4_096 });
+    expect(budget.total).toBe(42_000);
+    expect(budget.record).toBe(4_000);
+    expect(budget.userMessage).toBe(1_000);
+    expect(recordRoom(budget, { live: 1_000, summary: 3_000, identifiers: 2_000, wrapper: 50 })).toBe(4_000);
+  });
+
+  it('should give the parts what is left in order: the live part, the summary, the identifiers, the record', () => {
+    const budget = keepBudget({ ceiling: 13_600, frame: 6_000, keep: 15_000, summaryOutputTokens: 4_096 });
+    // 1,900: live 400, summary 600, identifiers 680 (their cap), the record 1,900 - 400 - 600 - 680 - 20 = 200
+    expect(identifiersRoom(budget, { live: 400, summary: 600 })).toBe(680);
+    expect(recordRoom(budget, { live: 400, summary: 600, identifiers: 680, wrapper: 20 })).toBe(200);
+    // a live step of the whole quarter leaves the summary's share to nothing else
+    expect(identifiersRoom(budget, { live: 1_900, summary: 600 })).toBe(0);
+    expect(recordRoom(budget, { live: 1_900, summary: 600, identifiers: 0, wrapper: 20 })).toBe(0);
+  });
+});
+
+describe('planCompaction', () => {
+  const frame: Message[] = [system(filler(6_000, 's'))];
+  const plan = (conversation: Message[], end?: number) =>
+    planCompaction({ conversation, system: frame as never, tools: undefined, estimator: FIXED_ESTIMATOR, from: 0, ceiling: 13_600, keep: 15_000, summaryOutputTokens: 4_096, ...(end === undefined ? {} : { end }) });
+
+  it('should cover everything before a new user turn, which stays live whole', () => {
+    const conversation = [user(filler(3_000, 'a')), assistant(filler(3_000, 'b')), user(filler(2_500, 'c'))];
+    const made = plan(conversation);
+    expect(made.from).toBe(0);
+    expect(made.end).toBe(2);
+    expect(made.frame).toBe(estimatePrompt(frame));
+    // user words are never shortened, even past the step's quarter (1,900)
+    expect(made.live).toBe(estimatePrompt([conversation[2]!]));
+    expect(made.live).toBeGreaterThan(made.budget!.step);
+  });
+
+  it('should count a huge newest step as its quarter of the room: its tool outputs are shortened', () => {
+    const conversation = [user('Fix the build.'), toolCall('c1', 'run', { n: 1 }), toolResult('c1', 'run', filler(8_000, 'r'))];
+    const made = plan(conversation);
+    expect(made.end).toBe(1);
+    expect(made.live).toBeLessThanOrEqual(made.budget!.step);
+    expect(made.live).toBeGreaterThan(made.budget!.step - 100);
+  });
+
+  it('should leave a compaction of the whole conversation room for a live part like this step\'s', () => {
+    const conversation = [user(filler(3_000, 'a')), assistant(filler(3_000, 'b')), user(filler(500, 'c'))];
+    const whole = plan(conversation, conversation.length);
+    expect(whole.end).toBe(3);
+    expect(whole.live).toBe(plan(conversation).live);
+  });
+});
+
+describe('the window is never exceeded by the middleware\'s own estimate', () => {
+  it('should fail with too-large before any summary request when what stays live cannot fit the window', async () => {
+    const { model, summaryCalls, stepCalls } = scriptedModel();
+    const prompt = [user(filler(1_500, 'a')), assistant(filler(1_500, 'b')), user(filler(4_200, 'n'))];
+    const error = await wrap(model, compaction({ contextWindow: 4_000 })).doGenerate({ prompt }).catch((caught: unknown) => caught);
+    expect(CompactionError.isInstance(error)).toBe(true);
+    expect((error as CompactionError).reason).toBe('too-large');
+    expect(summaryCalls()).toHaveLength(0);
+    expect(stepCalls()).toHaveLength(0);
+  });
+
+  it('should ask a 4,000-token window for a summary within a quarter of its room, and never send a step over the window', async () => {
+    // A summarizer that ignores its limit and writes 1,500 tokens: the checkpoint with it and the
+    // live turn would be over the window; nothing is stored, the step goes out as it was if it fits.
+    const { model, summaryCalls, stepCalls } = scriptedModel({
+      summary: (prompt) => textResult(`## Objective\n- keep going\n\n## Active\n${filler(1_500, 'z')}`, estimatePrompt(prompt), 1_500),
+    });
+    const middleware = compaction({ contextWindow: 4_000, summaryOutputTokens: 1_500, prepare: false });
+    // 3,500 tokens, over the 3,400 ceiling: the checkpoint with a 1,500-token summary and the 2,300-token turn is over the window
+    const prompt = [user(filler(600, 'a')), assistant(filler(600, 'b')), user(filler(2_300, 'c'))];
+    await wrap(model, middleware).doGenerate({ prompt }).catch(() => undefined);
+    expect(summaryCalls()).toHaveLength(1);
+    // ceiling 3,400, frame 0: a quarter of the room is 850
+    expect(summaryCalls()[0]!.maxOutputTokens).toBe(850);
+    // the step went out as it was (3,500, under the window), nothing stored
+    expect(stepCalls()).toHaveLength(1);
+    expect(stepCalls()[0]!.prompt).toEqual(prompt);
+    expect(middleware.last()).toBeUndefined();
+  });
+
+  it('should send a checkpoint whose summary keeps to its limit, the prompt after it within half the room', async () => {
+    const { model, stepCalls } = scriptedModel();
+    const middleware = compaction({ contextWindow: 4_000, summaryOutputTokens: 1_500, prepare: false });
+    const prompt = [user(filler(1_600, 'a')), assistant(filler(1_600, 'b')), user(filler(300, 'c'))];
+    await wrap(model, middleware).doGenerate({ prompt });
+    const sent = stepCalls()[0]!.prompt;
+    expect(textOf(sent[0]).startsWith('<conversation-checkpoint>')).toBe(true);
+    expect(estimatePrompt(sent)).toBeLessThanOrEqual(1_700);
+    expect(middleware.last()!.tokensAfter).toBe(estimatePrompt(sent));
+  });
+});

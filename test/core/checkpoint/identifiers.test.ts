@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import {
+  IDENTIFIERS_HEADING,
+  collectIdentifiers,
+  identifierBudget,
+  identifiersSection,
+  withoutIdentifiersSection,
+} from '../../../src/checkpoint/identifiers';
+import type { Message } from '../../../src/prompt/types';
+import { assistant, toolCall, toolResult, user } from '../../support/harness';
+
+const error = (id: string, text: string): Message => ({
+  role: 'tool',
+  content: [{ type: 'tool-result', toolCallId: id, toolName: 'run', output: { type: 'error-text', value: text } }],
+});
+
+describe('identifiers', () => {
+  it('should take paths from tool inputs named like path, file, filePath, filename, paths', () => {
+    const covered = [
+      toolCall('a', 'read', { path: 'src/a.ts' }),
+      toolCall('b', 'write', { filePath: 'src/b.ts', content: 'x' }),
+      toolCall('c', 'open', { filename: 'notes.txt', file: 'Makefile' }),
+      toolCall('d', 'read_many', { paths: ['src/c.ts', 'src/d.ts'] }),
+      toolCall('e', 'edit', { target_file: 'lib/e.py', profile: 'not-a-path' }),
+    ];
+    // most recent first: the newest message first, and within a message the last named first
+    expect(collectIdentifiers(covered, [], 2_000)).toEqual(['lib/e.py', 'src/d.ts', 'src/c.ts', 'Makefile', 'notes.txt', 'src/b.ts', 'src/a.ts']);
+  });
+
+  it('should take commands run, URLs, path-like tokens with a file extension and error lines', () => {
+    const covered = [
+      user('See https://example.com/docs/setup. and fix `src/server/app.ts`'),
+      toolCall('r', 'run_command', { command: 'npm test -- --run' }),
+      toolResult('r', 'run_command', 'PASS test/ok.test.ts\nFAIL test/users.test.ts > rejects anonymous\nTypeError: Cannot read properties of undefined (reading \'id\')\n    at src/routes/users.ts:42:17\nres.json(x) console.log(y)'),
+    ];
+    expect(collectIdentifiers(covered, [], 2_000)).toEqual([
+      "TypeError: Cannot read properties of undefined (reading 'id')",
+      'FAIL test/users.test.ts > rejects anonymous',
+      'src/routes/users.ts:42:17',
+      'test/users.test.ts',
+      'test/ok.test.ts',
+      'npm test -- --run',
+      'src/server/app.ts',
+      'https://example.com/docs/setup',
+    ]);
+  });
+
+  it('should take the first line of a tool error, cut at 200 characters', () => {
+    const line = `EACCES: permission denied, open '/etc/${'x'.repeat(300)}'`;
+    const [first] = collectIdentifiers([error('e', `${line}\nsecond line`)], [], 2_000);
+    expect(first).toBe(line.slice(0, 200));
+  });
+
+  it('should list each once, most recent first, the previous checkpoint\'s list carried after', () => {
+    const covered = [toolCall('a', 'read', { path: 'a.ts' }), toolCall('b', 'read', { path: 'b.ts' }), toolCall('c', 'read', { path: 'a.ts' })];
+    expect(collectIdentifiers(covered, ['old.ts', 'b.ts'], 2_000)).toEqual(['a.ts', 'b.ts', 'old.ts']);
+  });
+
+  it('should never lose an identifier to a later summary that forgot it: carried forward with no new ones', () => {
+    expect(collectIdentifiers([assistant('nothing named here')], ['src/kept.ts', 'npm test'], 2_000)).toEqual(['src/kept.ts', 'npm test']);
+  });
+
+  it('should keep the most often and then most recently seen within the budget', () => {
+    const covered = [
+      toolCall('1', 'read', { path: 'often.ts' }),
+      toolCall('2', 'read', { path: 'often.ts' }),
+      toolCall('3', 'read', { path: 'once-old.ts' }),
+      toolCall('4', 'read', { path: 'once-new.ts' }),
+    ];
+    // 6 tokens: 24 characters, each identifier costs its length and a newline
+    expect(collectIdentifiers(covered, [], 6)).toEqual(['once-new.ts', 'often.ts']);
+    expect(collectIdentifiers(covered, [], 3)).toEqual(['often.ts']);
+  });
+
+  it('should take at most a twentieth of the ceiling and 2,000 tokens', () => {
+    expect(identifierBudget(16_000)).toBe(800);
+    expect(identifierBudget(170_000)).toBe(2_000);
+    expect(identifierBudget(undefined)).toBe(2_000);
+  });
+
+  it('should drop a copy of the section from the model\'s reply, and write the middleware\'s own', () => {
+    const reply = `## Objective\n- x\n\n${IDENTIFIERS_HEADING}\nmade/up.ts\n\n## Important Context\n- y`;
+    expect(withoutIdentifiersSection(reply)).toBe('## Objective\n- x\n\n## Important Context\n- y');
+    expect(withoutIdentifiersSection('## Objective\n- x')).toBe('## Objective\n- x');
+    expect(identifiersSection(['a.ts', 'npm test'])).toBe('## Identifiers (kept verbatim)\na.ts\nnpm test');
+    expect(identifiersSection([])).toBe('');
+  });
+});

@@ -1,0 +1,142 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { type CompactionRecord, compaction, memoryStore } from '../../../src';
+import { checkpointText } from '../../../src/checkpoint/message';
+import type { Message } from '../../../src/prompt/types';
+import { scriptedModel, wrap } from '../../support/harness';
+import { SUMMARY, textResult } from '../../support/models';
+import { atCeiling, band, gate, under } from '../../support/prepare-fixtures';
+
+// One summary for a prefix across instances (docs/stores.md, the lease): two instances sharing one
+// store, as two server processes sharing a Redis. 20,000 window -> 17,000 ceiling; prepared from 13,600.
+
+async function waitFor(condition: () => boolean): Promise<void> {
+  for (let turn = 0; turn < 2_000 && !condition(); turn++) await new Promise((resolve) => setTimeout(resolve, 5));
+  if (!condition()) throw new Error('condition not met');
+}
+
+const checkpointFor = (record: string): Message => ({ role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, record) }] });
+
+const realSetTimeout = globalThis.setTimeout;
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('the lease', () => {
+  it('should let an instance wait for the checkpoint another is writing for the same prefix, and send it', async () => {
+    const store = memoryStore();
+    const { opened, open } = gate();
+    const first = scriptedModel({ summary: () => opened.then(() => textResult(SUMMARY, 100, 200)) });
+    const second = scriptedModel();
+    const a = compaction({ contextWindow: 20_000, store, prepare: false });
+    const b = compaction({ contextWindow: 20_000, store, prepare: false });
+    const prompt = atCeiling();
+    const stepA = wrap(first.model, a).doGenerate({ prompt });
+    await waitFor(() => first.summaryCalls().length === 1);
+    const stepB = wrap(second.model, b).doGenerate({ prompt });
+    // B finds A's lease and waits: no summary request of its own.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(second.summaryCalls()).toHaveLength(0);
+    expect(second.stepCalls()).toHaveLength(0);
+    open();
+    await Promise.all([stepA, stepB]);
+    expect(second.summaryCalls()).toHaveLength(0);
+    expect(first.summaryCalls()).toHaveLength(1);
+    expect(second.stepCalls()[0]!.prompt).toEqual(first.stepCalls()[0]!.prompt);
+    expect(second.stepCalls()[0]!.prompt[0]).toEqual(checkpointFor(a.last()!.record));
+  });
+
+  it('should not prepare ahead on one instance what another is preparing, and send it at the ceiling', async () => {
+    const store = memoryStore();
+    const { opened, open } = gate();
+    const first = scriptedModel({ summary: () => opened.then(() => textResult(SUMMARY, 100, 200)) });
+    const second = scriptedModel();
+    const background: Promise<unknown>[] = [];
+    const waitUntil = (promise: Promise<unknown>) => void background.push(promise);
+    const records: CompactionRecord[] = [];
+    const a = compaction({ contextWindow: 20_000, store, waitUntil });
+    const b = compaction({ contextWindow: 20_000, store, waitUntil, onCompaction: (record) => void records.push(record) });
+    await wrap(first.model, a).doGenerate({ prompt: band() });
+    await waitFor(() => first.summaryCalls().length === 1);
+    // Still being written on A: B's step in the band does not start one of its own.
+    await wrap(second.model, b).doGenerate({ prompt: under() });
+    expect(background).toHaveLength(1);
+    // At the ceiling B waits for A's rather than summarizing, and sends it.
+    const atTheCeiling = wrap(second.model, b).doGenerate({ prompt: atCeiling() });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(second.summaryCalls()).toHaveLength(0);
+    open();
+    await atTheCeiling;
+    await Promise.all(background);
+    expect(first.summaryCalls()).toHaveLength(1);
+    expect(records).toEqual([expect.objectContaining({ reason: 'auto', messagesCovered: 14, prepared: true })]);
+    // Sent with all that came after it, it leaves the prompt over the budget: B prepares the
+    // catch-up, of a longer prefix (that step's whole conversation), and nothing of A's again.
+    expect(second.summaryCalls()).toHaveLength(1);
+    expect(second.summaryCalls()[0]!.prompt.length).toBe(1 + atCeiling().length - 14 + 1);
+    expect(second.stepCalls()[1]!.prompt).toEqual([checkpointFor(records[0]!.record), ...atCeiling().slice(14)]);
+  });
+
+  it('should stop waiting as soon as the other instance fails, and write its own', async () => {
+    const store = memoryStore();
+    const { opened, open } = gate();
+    const first = scriptedModel({ summary: () => opened.then(() => Promise.reject(new Error('summarizer down'))) });
+    const second = scriptedModel();
+    const a = compaction({ contextWindow: 20_000, store, prepare: false });
+    const b = compaction({ contextWindow: 20_000, store, prepare: false });
+    const prompt = atCeiling();
+    const stepA = wrap(first.model, a).doGenerate({ prompt });
+    await waitFor(() => first.summaryCalls().length === 1);
+    const stepB = wrap(second.model, b).doGenerate({ prompt });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(second.summaryCalls()).toHaveLength(0);
+    open();
+    await Promise.all([stepA, stepB]);
+    // A's lease was released with its failure: B did not wait out the bound (60 s) to summarize.
+    expect(second.summaryCalls()).toHaveLength(1);
+    expect(second.stepCalls()[0]!.prompt[0]).toEqual(checkpointFor(b.last()!.record));
+  });
+
+  it('should wait for another instance at most the time a summary of that model has been measured to take', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] });
+    const spin = async () => {
+      await vi.advanceTimersByTimeAsync(0);
+      await new Promise((resolve) => realSetTimeout(resolve, 0));
+    };
+    const until = async (condition: () => boolean) => {
+      for (let turn = 0; turn < 5_000 && !condition(); turn++) await spin();
+      if (!condition()) throw new Error('condition not met');
+    };
+    const store = memoryStore();
+    // A writes one summary in 3 s (measured: it waits 6 s for others), then one that never ends.
+    let summaries = 0;
+    const first = scriptedModel({
+      summary: () => (summaries++ === 0 ? new Promise((resolve) => setTimeout(() => resolve(textResult(SUMMARY, 100, 200)), 3_000)) : new Promise(() => {})),
+    });
+    const second = scriptedModel();
+    const a = compaction({ contextWindow: 20_000, store, prepare: false });
+    const b = compaction({ contextWindow: 20_000, store, prepare: false });
+    const measured = wrap(first.model, a).doGenerate({ prompt: [...atCeiling().slice(0, 1), ...atCeiling()] });
+    let done = false;
+    void measured.then(() => (done = true));
+    await until(() => first.summaryCalls().length === 1);
+    await vi.advanceTimersByTimeAsync(3_000);
+    await until(() => done);
+
+    void wrap(first.model, a).doGenerate({ prompt: atCeiling() });
+    await until(() => first.summaryCalls().length === 2);
+    const start = Date.now();
+    let finished = false;
+    void wrap(second.model, b)
+      .doGenerate({ prompt: atCeiling() })
+      .then(() => (finished = true));
+    await vi.advanceTimersByTimeAsync(5_900);
+    await spin();
+    expect(second.summaryCalls()).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(200);
+    await until(() => finished);
+    // A's lease: twice its measured 3 s. B then wrote its own.
+    expect(Date.now() - start).toBeLessThanOrEqual(6_100);
+    expect(second.summaryCalls()).toHaveLength(1);
+  });
+});

@@ -1,0 +1,288 @@
+import { APICallError } from 'ai';
+import { describe, expect, it } from 'vitest';
+import { CompactionError, compaction } from '../../../src';
+import { checkpointMessage } from '../../../src/checkpoint/message';
+import { ceiling } from '../../../src/sizing/ceiling';
+import type { CallOptions, Message } from '../../../src/prompt/types';
+import { MockLanguageModel, SUMMARY, convertArrayToReadableStream, convertReadableStreamToArray, isSummaryPrompt, textResult } from '../../support/models';
+import { assistant, chat, recordingLogger, textEstimate as estimate, user, wrap } from '../../support/harness';
+
+// Overflow recovery rules (docs/design.md, "Overflow recovery", "No progress"; docs/stores.md)
+// with exact numbers worked out from them:
+// 4 characters a token; a compaction keeps a quarter of the room (the ceiling less the system
+// prompt and tools), the record what the live part, the summary and the checkpoint's wrapper leave.
+
+const text = (count: number, letter: string) => letter.repeat(count * 4);
+
+/** A Bedrock-style overflow: it states no limit and no prompt size. */
+function bedrockOverflow() {
+  return new APICallError({
+    message: 'Input is too long for requested model.',
+    url: 'https://bedrock-runtime.us-east-1.amazonaws.com/model/anthropic.claude/converse',
+    requestBodyValues: {},
+    statusCode: 400,
+    responseHeaders: {},
+    responseBody: JSON.stringify({ message: 'Input is too long for requested model.' }),
+    isRetryable: false,
+  });
+}
+
+
+const abortError = () => Object.assign(new Error('This operation was aborted'), { name: 'AbortError' });
+
+/** A model that answers summary requests with the template and rejects the step calls `reject` says. */
+function model(reject: (stepIndex: number, params: CallOptions) => unknown) {
+  const calls: Array<{ summary: boolean; prompt: Message[]; rejected: boolean }> = [];
+  let steps = 0;
+  const mock = new MockLanguageModel({
+    doGenerate: async (params: CallOptions) => {
+      const summary = isSummaryPrompt(params.prompt);
+      const entry = { summary, prompt: params.prompt, rejected: false };
+      calls.push(entry);
+      if (summary) return textResult(SUMMARY, 100, 100);
+      const error = reject(steps++, params);
+      if (error !== undefined) {
+        entry.rejected = true;
+        throw error;
+      }
+      return textResult('ok', estimate(params.prompt), 10);
+    },
+  });
+  return { mock, calls };
+}
+
+describe('overflow recovery rules', () => {
+  describe('wrapGenerate', () => {
+    it('should aim the compaction at 85 % of the rejected size when the error states no limit', async () => {
+      // Six exchanges; the newest two are sized so that the record differs between a ceiling of
+      // 85 % of the prompt's size and one a little larger (or smaller).
+      const conversation: Message[] = [];
+      for (let index = 0; index < 4; index++) {
+        conversation.push(user(text(100, String.fromCharCode(97 + index))), assistant(String.fromCharCode(65 + index).repeat(11_279)));
+      }
+      conversation.push(user('mmmm'), assistant(text(20, 'M')), user(text(100, 'n')), assistant(text(8_200, 'N')), user('go on'));
+
+      // S = 80,005 characters / 4 = 20,001 tokens. No window is configured, so the rejected size
+      // stands for it: the ceiling is 20,001 - 3,000 (15 %) = 17,001, within 85 % of S. The summary
+      // request of a rejected prompt cannot carry the whole conversation, so the record may take up
+      // to the most a compaction keeps, half the ceiling, 8,500: less the live turn ('go on', 1), the
+      // summary (113) and the checkpoint's wrapper (61), 8,325.
+      const size = estimate(conversation);
+      expect(size).toBe(20_001);
+      expect(ceiling(size, undefined)).toBe(17_001);
+      expect(Math.floor(ceiling(size, undefined) / 2) - 1 - Math.round(SUMMARY.length / 4) - 61).toBe(8_325);
+      const newest = `[User]: ${text(100, 'n')}\n\n[Assistant]: ${text(8_200, 'N')}`;
+      const newestTwo = `[User]: mmmm\n\n[Assistant]: ${text(20, 'M')}\n\n${newest}`;
+      // The newest exchange (8,306 tokens) fits; the newest two (8,333) do not: a window other than
+      // the rejected size by more than half a percent changes the record.
+      expect(Math.round(newest.length / 4)).toBe(8_306);
+      expect(Math.round(newestTwo.length / 4)).toBe(8_333);
+
+      const { mock, calls } = model((index) => (index === 0 ? bedrockOverflow() : undefined));
+      // No window: nothing compacts on its own, only the rejection does.
+      const middleware = compaction();
+      await wrap(mock, middleware).doGenerate({ prompt: conversation });
+
+      expect(middleware.last()).toMatchObject({ reason: 'overflow', tokensBefore: size, messagesCovered: 12, record: newest });
+      expect(calls.map((call) => (call.summary ? 'summary' : call.rejected ? 'rejected' : 'step'))).toEqual(['rejected', 'summary', 'step']);
+      expect(calls.at(-1)!.prompt).toEqual([checkpointMessage(SUMMARY, newest), user('go on')]);
+    });
+
+    it('should keep the record within the budget of the ceiling, not of the 85 % target', async () => {
+      // Window 32,000: ceiling 16,000; the summary request of the rejected prompt cannot carry it
+      // whole, so the record may take up to half of it, 8,000 tokens: less the live turn (1), the
+      // summary (113) and the wrapper (61), 7,825. 30 exchanges of two 750-token messages (~45,000
+      // tokens) are rejected; 85 % of that is over 38,000, whose ceiling (over 22,000) would let
+      // seven exchanges in. The ceiling's holds five.
+      const conversation: Message[] = [];
+      for (let index = 0; index < 30; index++) conversation.push(user(text(750, 'q')), assistant(text(750, 'r')));
+      conversation.push(user('go on'));
+      const overflow = new APICallError({
+        message: "This model's maximum context length is 32000 tokens.",
+        url: 'https://api.openai.com/v1/chat/completions',
+        requestBodyValues: {},
+        statusCode: 400,
+        isRetryable: false,
+      });
+      const { mock, calls } = model((index) => (index === 0 ? overflow : undefined));
+      const middleware = compaction({ contextWindow: 32_000, auto: false });
+      await wrap(mock, middleware).doGenerate({ prompt: conversation });
+
+      const exchange = `[User]: ${text(750, 'q')}\n\n[Assistant]: ${text(750, 'r')}`;
+      // Five exchanges are 7,531 tokens as lines, six 9,037.
+      expect(Math.round(exchange.length / 4)).toBe(1_506);
+      expect(middleware.last()).toMatchObject({ reason: 'overflow', messagesCovered: 60, record: Array.from({ length: 5 }, () => exchange).join('\n\n') });
+      expect(calls.map((call) => (call.summary ? 'summary' : call.rejected ? 'rejected' : 'step'))).toEqual(['rejected', 'summary', 'step']);
+    });
+
+    it('should still recover from an overflow while a no-progress hold is in place', async () => {
+      const log = recordingLogger();
+      // Window 20,000: ceiling 17,000. The first step's newest message alone is 17,000 tokens, so
+      // its compaction cannot bring the prompt under the ceiling and places a hold.
+      const first = [user(text(1_000, 'a')), assistant(text(1_000, 'b')), user(text(17_000, 'g'))];
+      const { mock, calls } = model((index) => (index === 1 ? bedrockOverflow() : undefined));
+      const middleware = compaction({ contextWindow: 20_000, keep: 10, logger: log.logger });
+      const wrapped = wrap(mock, middleware);
+      await wrapped.doGenerate({ prompt: first });
+      expect(middleware.last()).toMatchObject({ reason: 'auto', messagesCovered: 2 });
+      expect(log.warn.filter((line) => line.includes('made no progress'))).toHaveLength(1);
+
+      // Grown by far less than a tenth of the ceiling: held, sent without compacting, and rejected.
+      const second = [...first, assistant('ok'), user(text(20, 'x')), assistant(text(20, 'y')), user('more')];
+      await wrapped.doGenerate({ prompt: second });
+
+      expect(calls.map((call) => (call.summary ? 'summary' : call.rejected ? 'rejected' : 'step'))).toEqual([
+        'summary',
+        'step',
+        'rejected',
+        'summary',
+        'step',
+      ]);
+      expect(middleware.last()).toMatchObject({ reason: 'overflow', messagesCovered: 6 });
+      expect(middleware.last()!.record).toMatch(/^\[User\]: /);
+      expect(calls.at(-1)!.prompt).toEqual([checkpointMessage(SUMMARY, middleware.last()!.record), user('more')]);
+    });
+  });
+
+  describe('wrapStream', () => {
+    function streamingModel(kind: 'reject' | 'error-part') {
+      const errors: unknown[] = [];
+      const summaries: CallOptions[] = [];
+      let streams = 0;
+      const mock = new MockLanguageModel({
+        doGenerate: async (params: CallOptions) => {
+          if (!isSummaryPrompt(params.prompt)) throw new Error('only summary requests go through doGenerate');
+          summaries.push(params);
+          return textResult(SUMMARY, 100, 100);
+        },
+        doStream: async () => {
+          // A guard against a retry loop: a fifth stream is a failure of its own.
+          if (++streams > 4) throw new Error('retried too often');
+          const error = bedrockOverflow();
+          errors.push(error);
+          if (kind === 'reject') throw error;
+          return { stream: convertArrayToReadableStream([{ type: 'stream-start', warnings: [] }, { type: 'error', error }]) };
+        },
+      });
+      return { mock, errors, summaries, streams: () => streams };
+    }
+
+    const prompt = () => [...chat(3, 1_000), user('go on')];
+
+    it("should throw a second rejection of doStream() to the caller as the provider's error", async () => {
+      const { mock, errors, summaries, streams } = streamingModel('reject');
+      const failure = await wrap(mock, compaction()).doStream({ prompt: prompt() }).catch((error: unknown) => error);
+      expect(streams()).toBe(2);
+      expect(summaries).toHaveLength(1);
+      expect(errors).toHaveLength(2);
+      expect(failure).toBe(errors[1]);
+      expect(APICallError.isInstance(failure)).toBe(true);
+      expect(CompactionError.isInstance(failure)).toBe(false);
+    });
+
+    it("should pass a second error part on to the caller as the provider's error", async () => {
+      const { mock, errors, summaries, streams } = streamingModel('error-part');
+      const { stream } = await wrap(mock, compaction()).doStream({ prompt: prompt() });
+      const parts = await convertReadableStreamToArray(stream);
+      expect(streams()).toBe(2);
+      expect(summaries).toHaveLength(1);
+      expect(parts.filter((part) => part.type === 'error')).toEqual([{ type: 'error', error: errors[1] }]);
+    });
+  });
+
+  describe('single flight', () => {
+    it('should let a step that joined another step\'s compaction be aborted while it waits', async () => {
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let started!: () => void;
+      const summaryStarted = new Promise<void>((resolve) => (started = resolve));
+      let summaries = 0;
+      const mock = new MockLanguageModel({
+        doGenerate: async (params: CallOptions) => {
+          if (isSummaryPrompt(params.prompt)) {
+            summaries++;
+            started();
+            await gate;
+            return textResult(SUMMARY, 100, 100);
+          }
+          return textResult('ok', estimate(params.prompt), 10);
+        },
+      });
+      // Window 20,000: ceiling 17,000; the conversation is about 18,000 tokens.
+      const wrapped = wrap(mock, compaction({ contextWindow: 20_000 }));
+      const conversation = [...chat(3, 3_000), user('go on')];
+      const first = wrapped.doGenerate({ prompt: [...conversation] });
+      await summaryStarted;
+      const controller = new AbortController();
+      const second = wrapped.doGenerate({ prompt: [...conversation], abortSignal: controller.signal }).then(
+        () => 'resolved',
+        (error: unknown) => error,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      controller.abort();
+      // The second step ends while the summary request it joined is still open.
+      const outcome = await Promise.race([second, new Promise((resolve) => setTimeout(() => resolve('still waiting'), 1_000))]);
+      expect((outcome as Error).name).toBe('AbortError');
+      release();
+      expect((await first).content).toEqual([{ type: 'text', text: 'ok' }]);
+      expect(summaries).toBe(1);
+    });
+
+    it('should compact for the second of two concurrent steps when the first is aborted during the summary request', async () => {
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let started!: () => void;
+      const summaryStarted = new Promise<void>((resolve) => (started = resolve));
+      const summaries: CallOptions[] = [];
+      const steps: CallOptions[] = [];
+      const mock = new MockLanguageModel({
+        doGenerate: async (params: CallOptions) => {
+          if (isSummaryPrompt(params.prompt)) {
+            summaries.push(params);
+            if (summaries.length === 1) {
+              started();
+              await gate;
+            }
+            // A provider ends an aborted request with an AbortError.
+            if (params.abortSignal?.aborted) throw abortError();
+            return textResult(SUMMARY, 100, 100);
+          }
+          if (params.abortSignal?.aborted) throw abortError();
+          steps.push(params);
+          return textResult('ok', estimate(params.prompt), 10);
+        },
+      });
+      // Window 20,000: ceiling 17,000; the conversation is about 18,000 tokens.
+      const middleware = compaction({ contextWindow: 20_000 });
+      const wrapped = wrap(mock, middleware);
+      const conversation = [...chat(3, 3_000), user('go on')];
+
+      const controller = new AbortController();
+      const first = wrapped.doGenerate({ prompt: [...conversation], abortSignal: controller.signal }).then(
+        () => 'resolved',
+        (error: unknown) => error,
+      );
+      await summaryStarted;
+      const second = wrapped.doGenerate({ prompt: [...conversation] });
+      // Give the second step time to reach the compaction in flight: it joins it rather than summarize again.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(summaries).toHaveLength(1);
+
+      controller.abort();
+      release();
+
+      const firstOutcome = await first;
+      expect((firstOutcome as Error).name).toBe('AbortError');
+      const result = await second;
+      expect(result.content).toEqual([{ type: 'text', text: 'ok' }]);
+      expect(summaries).toHaveLength(2);
+      expect(summaries[1]!.abortSignal).toBeUndefined();
+      expect(steps).toHaveLength(1);
+      const checkpoint = steps[0]!.prompt[0]!;
+      expect(checkpoint.role).toBe('user');
+      expect(String((checkpoint as { content: Array<{ text?: unknown }> }).content[0]!.text)).toContain('<conversation-checkpoint>');
+      expect(steps[0]!.prompt.at(-1)).toEqual(user('go on'));
+      expect(middleware.last()).toMatchObject({ reason: 'auto', messagesCovered: 6 });
+    });
+  });
+});

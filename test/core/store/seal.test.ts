@@ -1,0 +1,171 @@
+import { describe, expect, it } from 'vitest';
+import { compaction, memoryStore } from '../../../src';
+import { checkpointText } from '../../../src/checkpoint/message';
+import type { Message } from '../../../src/prompt/types';
+import { SEALED_PREFIX, createSealer } from '../../../src/store/seal';
+import { assistant, recordingLogger, scriptedModel, user, wrap } from '../../support/harness';
+import { SUMMARY } from '../../support/models';
+
+// Sealed values (option `secret`, docs/stores.md): AES-GCM through Web Crypto, an HKDF key per kind
+// of record, the store key bound in. Runs on Node and in the Edge runtime (Web Crypto only).
+
+const SECRET = 'correct horse battery staple, 32+';
+const OTHER = 'another secret of thirty-two chars';
+
+/** A store whose keys and values can be read and changed behind the middleware's back. */
+function openStore() {
+  const store = memoryStore();
+  const keys = new Set<string>();
+  return {
+    store: { ...store, set: (key: string, value: string, options?: { ttlSeconds?: number }) => (keys.add(key), store.set(key, value, options)) },
+    keys,
+    raw: store,
+    values: async () => Promise.all([...keys].map(async (key) => [key, (await store.get(key))!] as const)),
+  };
+}
+
+/** A conversation of distinctive words, over three exchanges. */
+const conversation = (tag: string): Message[] => [
+  user(`${tag} the quartermaster counts marmalade jars`),
+  assistant(`${tag} seventeen marmalade jars on the shelf`),
+  user(`${tag} and the pomegranates?`),
+  assistant(`${tag} nine pomegranates in the crate`),
+  user(`${tag} what next`),
+];
+
+const checkpointFor = (record: string): Message => ({ role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, record) }] });
+
+async function compacted(store: ReturnType<typeof openStore>['store'], prompt: Message[], sealing: { secret?: string } = { secret: SECRET }) {
+  const scripted = scriptedModel();
+  const middleware = compaction({ contextWindow: 200_000, store, ...sealing });
+  middleware.compactNext();
+  await wrap(scripted.model, middleware).doGenerate({ prompt });
+  return middleware.last()!;
+}
+
+describe('sealed values', () => {
+  it('should seal every stored value, hold no conversation text, and let another instance with the secret send the checkpoint', async () => {
+    const shared = openStore();
+    const prompt = conversation('alpha');
+    const made = await compacted(shared.store, prompt);
+    const values = await shared.values();
+    expect(values.map(([key]) => key.split(':')[0]).sort()).toEqual(['cp', 'sizing', 'thread']);
+    for (const [, value] of values) {
+      expect(value.startsWith(SEALED_PREFIX)).toBe(true);
+      for (const word of ['quartermaster', 'marmalade', 'pomegranates', 'alpha', SUMMARY.slice(0, 20)]) expect(value).not.toContain(word);
+    }
+
+    const reader = scriptedModel();
+    const next = [...prompt, assistant('done'), user('more')];
+    await wrap(reader.model, compaction({ contextWindow: 200_000, store: shared.store, secret: SECRET })).doGenerate({ prompt: next });
+    expect(reader.summaryCalls()).toHaveLength(0);
+    expect(reader.stepCalls()[0]!.prompt).toEqual([checkpointFor(made.record), ...next.slice(made.messagesCovered)]);
+  });
+
+  it('should never send a checkpoint moved under another key, and warn once per kind', async () => {
+    const shared = openStore();
+    const alpha = conversation('alpha');
+    const beta = conversation('beta');
+    await compacted(shared.store, alpha);
+    await compacted(shared.store, beta);
+    const checkpoints = [...shared.keys].filter((key) => key.startsWith('cp:'));
+    expect(checkpoints).toHaveLength(2);
+    // Alpha's sealed checkpoint copied over beta's.
+    await shared.raw.set(checkpoints[1]!, (await shared.raw.get(checkpoints[0]!))!);
+
+    const log = recordingLogger();
+    const reader = scriptedModel();
+    const wrapped = wrap(reader.model, compaction({ contextWindow: 200_000, store: shared.store, secret: SECRET, logger: log.logger }));
+    const next = [...beta, assistant('done'), user('more')];
+    await wrapped.doGenerate({ prompt: next });
+    await wrapped.doGenerate({ prompt: [...next, assistant('again'), user('once more')] });
+    expect(reader.stepCalls().map((call) => call.prompt)).toEqual([next, [...next, assistant('again'), user('once more')]]);
+    expect(JSON.stringify(reader.calls)).not.toContain('alpha');
+    expect(log.warn).toEqual([expect.stringMatching(/^ai-compaction: ignored a checkpoint under cp:[0-9a-f]{64} that does not open with the secret/)]);
+  });
+
+  it('should ignore a value with one byte changed', async () => {
+    const shared = openStore();
+    const prompt = conversation('gamma');
+    await compacted(shared.store, prompt);
+    const key = [...shared.keys].find((each) => each.startsWith('cp:'))!;
+    const value = (await shared.raw.get(key))!;
+    const at = SEALED_PREFIX.length + 30;
+    await shared.raw.set(key, value.slice(0, at) + (value[at] === 'A' ? 'B' : 'A') + value.slice(at + 1));
+
+    const log = recordingLogger();
+    const reader = scriptedModel();
+    const next = [...prompt, assistant('done'), user('more')];
+    await wrap(reader.model, compaction({ contextWindow: 200_000, store: shared.store, secret: SECRET, logger: log.logger })).doGenerate({ prompt: next });
+    expect(reader.stepCalls()[0]!.prompt).toEqual(next);
+    expect(log.warn).toEqual([expect.stringContaining('does not open with the secret')]);
+  });
+
+  it('should open nothing sealed with another secret, nor a value stored in the clear', async () => {
+    const shared = openStore();
+    const prompt = conversation('delta');
+    await compacted(shared.store, prompt);
+    const log = recordingLogger();
+    const reader = scriptedModel();
+    const next = [...prompt, assistant('done'), user('more')];
+    await wrap(reader.model, compaction({ contextWindow: 200_000, store: shared.store, secret: OTHER, logger: log.logger })).doGenerate({ prompt: next });
+    expect(reader.stepCalls()[0]!.prompt).toEqual(next);
+    expect(log.warn).toEqual([expect.stringContaining('ignored a sizing record under sizing:'), expect.stringContaining('ignored a thread record under thread:')]);
+
+    // Written in the clear by an instance without the secret: refused by one with it.
+    const clear = openStore();
+    await compacted(clear.store, prompt, {});
+    const plain = [...clear.keys].find((key) => key.startsWith('cp:'))!;
+    expect((await clear.raw.get(plain))!.startsWith('{')).toBe(true);
+    const sealedReader = scriptedModel();
+    const warned = recordingLogger();
+    await wrap(sealedReader.model, compaction({ contextWindow: 200_000, store: clear.store, secret: SECRET, logger: warned.logger })).doGenerate({ prompt: next });
+    expect(sealedReader.stepCalls()[0]!.prompt).toEqual(next);
+    expect(warned.warn.some((line) => line.includes('does not open with the secret'))).toBe(true);
+  });
+
+  it('should rotate: the first secret seals, any opens', async () => {
+    const shared = openStore();
+    const prompt = conversation('epsilon');
+    const made = await compacted(shared.store, prompt, { secret: OTHER });
+
+    // The new secret first, the old one after: old values open, new ones are sealed with the new one.
+    const rotated = scriptedModel();
+    const next = [...prompt, assistant('done'), user('more')];
+    const middleware = compaction({ contextWindow: 200_000, store: shared.store, secret: [SECRET, OTHER] });
+    await wrap(rotated.model, middleware).doGenerate({ prompt: next });
+    expect(rotated.summaryCalls()).toHaveLength(0);
+    expect(rotated.stepCalls()[0]!.prompt).toEqual([checkpointFor(made.record), ...next.slice(made.messagesCovered)]);
+    const thread = [...shared.keys].find((key) => key.startsWith('thread:'))!;
+    const sealed = (await shared.raw.get(thread))!;
+    expect(await createSealer([SECRET]).open(thread, sealed)).toBeDefined();
+    expect(await createSealer([OTHER]).open(thread, sealed)).toBeUndefined();
+
+    // An instance with only the new secret reads the thread record the rotated one wrote, but not the
+    // checkpoint still sealed with the old one (a checkpoint is written once): the old secret stays
+    // listed until what it sealed has expired.
+    const later = scriptedModel();
+    const log = recordingLogger();
+    const last = [...next, assistant('ok'), user('last')];
+    await wrap(later.model, compaction({ contextWindow: 200_000, store: shared.store, secret: SECRET, logger: log.logger })).doGenerate({ prompt: last });
+    expect(later.stepCalls()[0]!.prompt).toEqual(last);
+    expect(log.warn).toEqual([expect.stringMatching(/^ai-compaction: ignored a checkpoint under cp:/)]);
+  });
+});
+
+describe('createSealer', () => {
+  it('should bind a value to its key and its kind of record', async () => {
+    const sealer = createSealer([SECRET]);
+    const sealed = await sealer.seal(`cp:${'a'.repeat(64)}`, '{"v":1}');
+    expect(await sealer.open(`cp:${'a'.repeat(64)}`, sealed)).toBe('{"v":1}');
+    expect(await sealer.open(`cp:${'b'.repeat(64)}`, sealed)).toBeUndefined();
+    expect(await sealer.open(`thread:${'a'.repeat(64)}`, sealed)).toBeUndefined();
+    // A fresh nonce each time: the same value seals differently.
+    expect(await sealer.seal(`cp:${'a'.repeat(64)}`, '{"v":1}')).not.toBe(sealed);
+  });
+
+  it('should open nothing that is not a sealed value', async () => {
+    const sealer = createSealer([SECRET]);
+    for (const value of ['{"v":1}', SEALED_PREFIX, `${SEALED_PREFIX}not base64!`, `${SEALED_PREFIX}AAAA`]) expect(await sealer.open('cp:x', value)).toBeUndefined();
+  });
+});
