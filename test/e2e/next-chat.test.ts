@@ -318,6 +318,9 @@ async function afterConversation(page: Page, name: string, path: string, turns: 
   try {
     const mark = server.requests.length;
     await page.getByTestId('chat-input').fill('What do you remember?');
+    // the server action's answer: a POST to the page with a Next-Action header, waited for from
+    // before the send (its response can come before a listener set up later)
+    const answered = streaming ? undefined : page.waitForResponse((response) => response.request().headers()['next-action'] !== undefined, { timeout: REPLY_TIMEOUT });
     await page.getByTestId('send').click();
     if (streaming) {
       // the reply has begun to arrive
@@ -326,8 +329,6 @@ async function afterConversation(page: Page, name: string, path: string, turns: 
       await expect.poll(() => page.getByTestId('pending').count(), { timeout: REPLY_TIMEOUT }).toBe(1);
       await expect.poll(() => server.requests.length > mark, { timeout: REPLY_TIMEOUT }).toBe(true);
     }
-    // the server action's answer: a POST to the page with a Next-Action header
-    const answered = streaming ? undefined : page.waitForResponse((response) => response.request().headers()['next-action'] !== undefined, { timeout: REPLY_TIMEOUT });
     await page.getByTestId('stop').click();
     await ready(page);
     const whole = server.requests.slice(mark).find((request) => !request.isSummaryRequest)!.reply!.text;
@@ -615,7 +616,11 @@ async function chatAcrossRestart(options: { route: string; env: Record<string, s
     const restarted = await start(env);
     const again = await post(restarted, history);
     expect(again.summaryRequests, 'the restarted server sends the stored checkpoint').toBe(0);
-    expect(again.prompt).toEqual(asked.prompt);
+    // the checkpoint the first server sent, or the one it prepared next in the background and
+    // stored before it stopped (a catch-up): either way from the store, with the same question
+    expect(again.prompt.at(-1)).toEqual(asked.prompt.at(-1));
+    expect(again.prompt.length).toBeLessThanOrEqual(asked.prompt.length);
+    expect(again.prompt.join('\n'), 'from the checkpoint').not.toContain(told);
     expect(again.text).toBe(asked.text);
     outputs.push(await stop(restarted));
     // in memory, a new server has no checkpoint: it summarizes the whole conversation at once
