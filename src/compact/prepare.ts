@@ -208,7 +208,7 @@ async function start(engine: Engine, view: StepView, model: Model, plan: Plan, k
     const entry: Preparing = { length: end, digest, settled: false, made: Promise.resolve(undefined), whole: kind.whole, catchUp: kind.catchUp };
     // One prepared here for a shorter prefix and never sent (a clearing went out instead of waiting
     // for it): this one is made from it, so that its summary is not written for nothing.
-    const base = view.checkpoint?.clear === undefined ? undefined : await readyPrepared(view, thread.entries, from, end);
+    const base = view.checkpoint?.clear === undefined ? undefined : await longestReady(view, thread.entries, from, end - 1);
     const request = { view: detached(engine, base === undefined ? view : withCheckpoint(view, base)), reason: 'auto' as const, model, window: plan.window, target: undefined, limit: plan.limit, prepare: true, ...(kind.through === undefined ? {} : { through: kind.through }) };
     entry.made = compactOnce(engine, { ...request, catchUp: kind.catchUp })
       // A compaction of this prefix made by a step meanwhile was joined: that one is no prepared checkpoint.
@@ -249,12 +249,7 @@ export async function sendCatchUp(engine: Engine, view: StepView, model: Model):
   const from = coveredUpTo(view);
   const end = liveStart(view.conversation);
   const eligible = async (ref: { length: number; digest: string }) => ref.length > from && ref.length <= end && (await view.digests!.hasPrefix(ref));
-  let found: StoredCheckpoint | undefined;
-  for (const entry of preparingOf(engine).peek(threadDigest)?.entries ?? []) {
-    if (!entry.catchUp || !entry.settled || !(await eligible(entry))) continue;
-    const made = await entry.made;
-    if (made !== undefined && (found === undefined || made.length > found.length)) found = made;
-  }
+  let found = await longestReady(view, preparingOf(engine).peek(threadDigest)?.entries ?? [], from, end, (entry) => entry.catchUp === true);
   for (const ref of view.thread?.prepared ?? []) {
     if (ref.catchUp !== true || (found !== undefined && ref.length <= found.length) || !(await eligible(ref))) continue;
     const made = await engine.keeper.checkpoint(ref.digest, ref.length, view.budget);
@@ -345,11 +340,11 @@ async function alreadyPrepared(engine: Engine, view: StepView, entries: Preparin
   return false;
 }
 
-/** The longest checkpoint this instance prepared and has ready for a prefix of this conversation within `(from, end)`. */
-async function readyPrepared(view: StepView, entries: Preparing[], from: number, end: number): Promise<StoredCheckpoint | undefined> {
+/** The longest checkpoint of `entries` (this instance's, ready) for a prefix of this conversation of a length in `(from, through]`, among those `accept` takes. */
+async function longestReady(view: StepView, entries: Preparing[], from: number, through: number, accept: (entry: Preparing) => boolean = () => true): Promise<StoredCheckpoint | undefined> {
   let found: StoredCheckpoint | undefined;
   for (const entry of entries) {
-    if (!entry.settled || entry.length <= from || entry.length >= end || (found !== undefined && entry.length <= found.length) || !(await view.digests!.hasPrefix(entry))) continue;
+    if (!entry.settled || !accept(entry) || entry.length <= from || entry.length > through || (found !== undefined && entry.length <= found.length) || !(await view.digests!.hasPrefix(entry))) continue;
     const made = await entry.made;
     if (made !== undefined) found = made;
   }
