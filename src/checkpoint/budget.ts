@@ -1,4 +1,5 @@
 import { IDENTIFIERS_MAX_TOKENS } from './identifiers';
+import { USER_WORDS_MAX_TOKENS } from './user-words';
 
 /**
  * One budget for what a compaction keeps (docs/design.md, "One budget"). The room is the ceiling
@@ -10,7 +11,9 @@ import { IDENTIFIERS_MAX_TOKENS } from './identifiers';
  * Within the budget, in this order: the live part (the newest step at most a quarter of the room,
  * its tool outputs shortened past that; a new user turn whole), the summary (its output limit at
  * most a quarter of the room), the identifiers (at most a twentieth of the ceiling and 2,000
- * tokens), and the record gets the rest, at most `keep`; the record always keeps the turn's user
+ * tokens), the user's earlier messages the record does not hold (an eighth of the total, at most
+ * 2,000 tokens, kept within half the room whatever the total leaves), and the record gets the rest,
+ * at most `keep`; the record always keeps the turn's user
  * message (its ends when it is longer than a quarter of what the record may take at most).
  */
 
@@ -32,6 +35,8 @@ export interface KeepBudget {
   summary: number;
   /** The most the identifier list takes. */
   identifiers: number;
+  /** The most the user's messages before the record take. */
+  userWords: number;
   /** The most the record takes: `keep`. */
   record: number;
   /** A turn's user message longer than this opens the record with its first and last parts only. */
@@ -63,6 +68,7 @@ export function keepBudget({ ceiling, frame, keep, summaryOutputTokens, share = 
     // A summary needs a few tokens whatever the room: one cut at its limit fails the compaction (and is held).
     summary: Math.max(1, Math.min(summaryOutputTokens, quarter)),
     identifiers: Math.max(0, Math.min(IDENTIFIERS_MAX_TOKENS, Math.floor(ceiling / 20))),
+    userWords: Math.min(USER_WORDS_MAX_TOKENS, Math.floor(total / 8)),
     record: Math.max(0, keep),
     userMessage: Math.floor(Math.min(Math.max(0, keep), total) / 4),
   };
@@ -73,7 +79,16 @@ export function identifiersRoom(budget: KeepBudget, used: { live: number; summar
   return Math.max(0, Math.min(budget.identifiers, budget.total - used.live - used.summary));
 }
 
-/** What the budget leaves the record once the live part, the summary, the identifiers and the checkpoint's wrapper are known: at most `keep`. */
-export function recordRoom(budget: KeepBudget, used: { live: number; summary: number; identifiers: number; wrapper: number }): number {
-  return Math.max(0, Math.min(budget.record, budget.total - used.live - used.summary - used.identifiers - used.wrapper));
+/**
+ * What the budget leaves the user's earlier messages once the live part, the summary and the
+ * identifiers are known: their share whatever the default total leaves, within the most a compaction
+ * may keep (half the room), so that a large live step does not cost the user's rules.
+ */
+export function userWordsRoom(budget: KeepBudget, used: { live: number; summary: number; identifiers: number }): number {
+  return Math.max(0, Math.min(budget.userWords, Math.floor(budget.room * MAX_BUDGET_SHARE) - used.live - used.summary - used.identifiers));
+}
+
+/** What the budget leaves the record once the live part, the summary, the identifiers, the user's messages and the checkpoint's wrapper are known: at most `keep`. */
+export function recordRoom(budget: KeepBudget, used: { live: number; summary: number; identifiers: number; userWords?: number; wrapper: number }): number {
+  return Math.max(0, Math.min(budget.record, budget.total - used.live - used.summary - used.identifiers - (used.userWords ?? 0) - used.wrapper));
 }

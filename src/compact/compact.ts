@@ -1,5 +1,6 @@
 import { clearToolOutputs } from '../checkpoint/clear';
 import { collectIdentifiers, identifierBudget, identifiersSection, withoutIdentifiersSection } from '../checkpoint/identifiers';
+import { collectUserWords, withUserWords } from '../checkpoint/user-words';
 import { selectRecord } from '../checkpoint/record';
 import { MIN_SUMMARY_ROOM, roomFor, summarize } from '../checkpoint/summarize';
 import { SUMMARY_PROMPT, UPDATE_PROMPT } from '../checkpoint/prompts';
@@ -19,7 +20,7 @@ import { type Made, singleFlight } from './flight';
 import { leaseOrWait, measuredSummary, releaseLease } from './lease';
 import { placeHold } from './holds';
 import { keptUserMessages, nativeItem } from './native';
-import { type CompactionPlan, identifierAllowance, planOf, recordAllowance, summaryLimit, userMessageAllowance } from './plan';
+import { type CompactionPlan, identifierAllowance, planOf, recordAllowance, summaryLimit, userMessageAllowance, userWordsAllowance } from './plan';
 import { announce } from './report';
 
 /** What a compaction is asked to do. */
@@ -224,7 +225,13 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
     // to the most a compaction may keep (half the room), so that less must be shortened out of it.
     const squeezed = !summaryFitsWhole(view, request.size, window);
     const sized = squeezed && plan.budget !== undefined ? planOf(engine, view, limit, MAX_BUDGET_SHARE, end) : plan;
-    const first = recordAllowance(sized, expected, identifierAllowance(sized, expected, identifierBudget(limit)), settings.keep);
+    const expectedIdentifiers = identifierAllowance(sized, expected, identifierBudget(limit));
+    // The user's messages the record will not hold (docs/design.md, "The user's words"): at first
+    // those before the newest turn it covers (whose user message the record always holds).
+    const wordsOf = (to: number, summaryTokens: number, identifierTokens: number) =>
+      collectUserWords(view.conversation, view.boundaryEnd, to, userWordsAllowance(sized, summaryTokens, identifierTokens), charsPerToken);
+    const reserved = tokensOf(withUserWords(wordsOf(recordOpening(view.conversation, end, end), expected, expectedIdentifiers).map((words) => words.line), ''));
+    const first = recordAllowance(sized, expected, expectedIdentifiers, settings.keep, reserved);
     const smallest = recordOfSize(first);
     const reply = await summarize({
       model: costs.wrap(engine.summarizer ?? model),
@@ -245,8 +252,12 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
     summary = withoutIdentifiersSection(reply);
     const summaryTokens = tokensOf(summary);
     identifiers = collectIdentifiers(covered, view.checkpoint?.identifiers ?? [], identifierAllowance(sized, summaryTokens, identifierBudget(limit)), charsPerToken);
-    const record = recordOfSize(Math.max(first, recordAllowance(sized, summaryTokens, tokensOf(identifiersSection(identifiers)), settings.keep)));
-    recordText = record.text;
+    const identifierTokens = tokensOf(identifiersSection(identifiers));
+    const words = wordsOf(recordOpening(view.conversation, smallest.start, end), summaryTokens, identifierTokens);
+    const record = recordOfSize(Math.max(first, recordAllowance(sized, summaryTokens, identifierTokens, settings.keep, tokensOf(withUserWords(words.map((each) => each.line), '')))));
+    // Those the record holds (from its start, and the turn's user message it opens with) are left out.
+    const opening = recordOpening(view.conversation, record.start, end);
+    recordText = withUserWords(words.filter((each) => each.index < opening).map((each) => each.line), record.text);
   }
   // How long this model takes to write one: how long another instance waits for it (the lease).
   measuredSummary(engine, native === undefined ? writerOf(engine, model) : modelKey(model), Date.now() - started);
@@ -296,6 +307,16 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
   const report = reportOf(checkpoint, reason, tokensBefore, tokensAfter, addUsage(costs.usage(), carried));
   announce(engine, report);
   return { checkpoint, report };
+}
+
+/**
+ * Where the user's words a record holds begin: its start when it starts at a user message; else the
+ * user message of the turn it starts inside (or after, when it holds no step), which it opens with.
+ */
+function recordOpening(conversation: readonly Message[], start: number, end: number): number {
+  if (start < end && conversation[start]!.role === 'user') return start;
+  for (let index = start - 1; index >= 0; index--) if (conversation[index]!.role === 'user') return index;
+  return start;
 }
 
 /** What a checkpoint made by a summary request or by the provider is. */

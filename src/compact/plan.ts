@@ -1,4 +1,5 @@
-import { type KeepBudget, identifiersRoom, keepBudget, recordRoom } from '../checkpoint/budget';
+import { type KeepBudget, identifiersRoom, keepBudget, recordRoom, userWordsRoom } from '../checkpoint/budget';
+import { USER_WORDS_MAX_TOKENS } from '../checkpoint/user-words';
 import { afterCheckpoint } from '../checkpoint/live';
 import { checkpointMessage } from '../checkpoint/message';
 import { liveStart } from '../prompt/conversation';
@@ -81,9 +82,14 @@ export function identifierAllowance(plan: CompactionPlan, summary: number, unbou
   return plan.budget === undefined ? unbounded : identifiersRoom(plan.budget, { live: plan.live, summary });
 }
 
-/** The most the record may take once the summary and identifiers are `summary` and `identifiers` tokens. */
-export function recordAllowance(plan: CompactionPlan, summary: number, identifiers: number, keep: number): number {
-  return plan.budget === undefined ? keep : recordRoom(plan.budget, { live: plan.live, summary, identifiers, wrapper: plan.wrapper });
+/** The most the user's messages before the record may take once the summary and identifiers are `summary` and `identifiers` tokens. */
+export function userWordsAllowance(plan: CompactionPlan, summary: number, identifiers: number): number {
+  return plan.budget === undefined ? USER_WORDS_MAX_TOKENS : userWordsRoom(plan.budget, { live: plan.live, summary, identifiers });
+}
+
+/** The most the record may take once the summary, identifiers and user's messages are `summary`, `identifiers` and `userWords` tokens. */
+export function recordAllowance(plan: CompactionPlan, summary: number, identifiers: number, keep: number, userWords = 0): number {
+  return plan.budget === undefined ? keep : recordRoom(plan.budget, { live: plan.live, summary, identifiers, userWords, wrapper: plan.wrapper });
 }
 
 /** How long a turn's user message may open the record verbatim. */

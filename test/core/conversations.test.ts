@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { compaction } from '../../src';
 import { checkpointText } from '../../src/checkpoint/message';
 import { keepEnds } from '../../src/checkpoint/serialize';
+import { withUserWords } from '../../src/checkpoint/user-words';
 import { memoryStore } from '../../src/store/memory';
 import type { Message } from '../../src/prompt/types';
 import { estimatePrompt } from '../../src/sizing/estimate';
@@ -328,8 +329,8 @@ describe('compaction', () => {
       await wrapped.doGenerate({ prompt: next });
       expect(first.summaryCalls()).toHaveLength(10);
       // When the whole conversation fits in keep, the record is the latest exchange (docs/design.md,
-      // "The record").
-      const record = '[User]: q2\n\n[Assistant]: a2';
+      // "The record"), opened with the user's first message (docs/design.md, "The user's words").
+      const record = withUserWords(['[User]: conversation 0'], '[User]: q2\n\n[Assistant]: a2');
       expect(first.stepCalls().at(-1)!.prompt[0]).toEqual(checkpointFor(record));
 
       const second = scriptedModel();

@@ -4,6 +4,7 @@ import { CompactionError, compaction, isSummaryRequest } from '../../src';
 import { SUMMARY_FIRST_LINE, UPDATE_PROMPT } from '../../src/checkpoint/prompts';
 import { checkpointText } from '../../src/checkpoint/message';
 import { selectRecord } from '../../src/checkpoint/record';
+import { withUserWords } from '../../src/checkpoint/user-words';
 import type { Message } from '../../src/prompt/types';
 import { estimateMessages } from '../../src/sizing/estimate';
 import { AI_SDK_MAJOR, SUMMARY, finish, textResult, usage } from '../support/models';
@@ -322,7 +323,8 @@ describe('compaction', () => {
 
 function firstRecord(messages: Message[]): string {
   // chat(2, 50) + user('one'): two exchanges plus the trailing user; all fit in keep, so the record
-  // is the latest covered exchange (the second question and answer).
-  const [, , question, answer] = messages;
-  return `[User]: ${textOf(question)}\n\n[Assistant]: ${textOf(answer)}`;
+  // is the latest covered exchange (the second question and answer), opened with the user's first
+  // question, which it does not hold otherwise (docs/design.md, "The user's words").
+  const [first, , question, answer] = messages;
+  return withUserWords([`[User]: ${textOf(first)}`], `[User]: ${textOf(question)}\n\n[Assistant]: ${textOf(answer)}`);
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CompactionError, type CompactionRecord, type CompactionStore, compaction, isSummaryRequest, memoryStore } from '../../src';
 import { checkpointText } from '../../src/checkpoint/message';
 import { SUMMARY_FIRST_LINE } from '../../src/checkpoint/prompts';
+import { USER_WORDS_NOTE, collectUserWords, withUserWords } from '../../src/checkpoint/user-words';
 import type { CallOptions, FunctionTool, Message } from '../../src/prompt/types';
 import { estimatePrompt } from '../../src/sizing/estimate';
 import { MockLanguageModel, SUMMARY, textResult } from '../support/models';
@@ -100,6 +101,21 @@ describe('options wired through the middleware', () => {
   });
 
   describe('the record', () => {
+    /**
+     * A record of chat(6, 900, 'k') opened with the user's earlier messages: the first question and
+     * the newest ones before the newest messages, each its ends, within `words` tokens, then those.
+     */
+    function expectEarlierWords(record: string, newest: string, words: number) {
+      expect(record.endsWith(`\n\n${newest}`)).toBe(true);
+      // The newest question (k-question-5) opens what follows them, whole or its ends.
+      const opening = record.slice(0, record.indexOf('\n\n[User]: k-question-5'));
+      expect(opening.startsWith(`${USER_WORDS_NOTE}\n\n[User]: k-question-0 `)).toBe(true);
+      expect(opening).toContain('[User]: k-question-4 ');
+      expect(opening).not.toContain('[User]: k-question-5');
+      expect(opening).toMatch(/characters cut\]/);
+      expect(Math.round(opening.length / 4)).toBeLessThanOrEqual(words);
+    }
+
     // Exchange 0 is large (14,000 tokens), exchanges 1 and 2 small (~1,400 tokens each once
     // serialized). The whole conversation (~16,800) is over the default keep of 15,000, so the
     // default takes the newest exchanges within 15,000: exchanges 1 and 2 (~2,800). keep 2,000
@@ -116,17 +132,25 @@ describe('options wired through the middleware', () => {
       return middleware.last()!.record;
     }
 
+    // The user's messages before the record open it, within 2,000 tokens (an eighth of the budget is
+    // more): docs/design.md, "The user's words".
+    const earlier = (end: number) => collectUserWords(conversation, 0, end, 2_000).map((words) => words.line);
+
     it('should keep the newest exchanges within keep: two by default, one with keep 2,000', async () => {
-      expect(await recordWith({})).toBe(recordOf(conversation.slice(2, 6)));
-      expect(await recordWith({ keep: 2_000 })).toBe(recordOf(conversation.slice(4, 6)));
+      expect(await recordWith({})).toBe(withUserWords(earlier(2), recordOf(conversation.slice(2, 6))));
+      expect(await recordWith({ keep: 2_000 })).toBe(withUserWords(earlier(4), recordOf(conversation.slice(4, 6))));
     });
 
     it('should give the record what the budget leaves: a quarter of the room less the live part, the summary and the wrapper', async () => {
       // 32,000 -> ceiling 16,000, a room of 16,000 and a budget of 4,000: less the live turn ('go', 1
-      // token), the summary (113) and the checkpoint's wrapper (61), 3,825 for the record. Six
-      // exchanges of ~1,810 tokens each once serialized: the newest two (~3,620) fit, not three
-      // (~5,430). An 8,000-token system prompt leaves a room of 8,000, a budget of 2,000: one.
-      for (const [frame, exchanges] of [[0, 2], [8_000, 1]] as const) {
+      // token), the summary (113) and the checkpoint's wrapper (61), 3,825 for the record and the
+      // user's earlier messages, which take up to an eighth of the budget (500). Six exchanges of
+      // ~1,810 tokens each once serialized: without those messages the newest two (~3,620) would
+      // fit; with them (the first question and the newest before the record, their ends) only the
+      // newest does. An 8,000-token system prompt leaves a room of 8,000, a budget of 2,000 (250 for
+      // the user's messages): less than the newest exchange, so the record starts inside it (its
+      // question's ends, then the answer).
+      for (const [frame, exchanges, words] of [[0, 2, 500], [8_000, 1, 250]] as const) {
         const six = chat(6, 900, 'k');
         const scripted = scriptedModel();
         const middleware = compaction({ contextWindow: 32_000 });
@@ -134,7 +158,8 @@ describe('options wired through the middleware', () => {
         const frameMessages = frame === 0 ? [] : [system(tokens(frame, 's'))];
         await wrap(scripted.model, middleware).doGenerate({ prompt: [...frameMessages, ...six, user('go')] });
         const { record } = middleware.last()!;
-        expect(record).toBe(recordOf(six.slice(12 - 2 * exchanges)));
+        // Without the frame the newest exchange; with it, the newest answer, after its question's ends.
+        expectEarlierWords(record, recordOf(six.slice(12 - exchanges)), words);
         expect(scripted.stepCalls()[0]!.prompt).toEqual([...frameMessages, checkpointFor(record), user('go')]);
       }
     });
@@ -147,7 +172,7 @@ describe('options wired through the middleware', () => {
       const middleware = compaction({ contextWindow: 32_000, keep: 2_000 });
       middleware.compactNext();
       await wrap(scripted.model, middleware).doGenerate({ prompt: [...six, user('go')] });
-      expect(middleware.last()!.record).toBe(recordOf(six.slice(10)));
+      expectEarlierWords(middleware.last()!.record, recordOf(six.slice(10)), 500);
     });
   });
 

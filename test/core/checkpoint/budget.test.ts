@@ -20,6 +20,8 @@ describe('keepBudget', () => {
       step: 1_900,
       summary: 1_900,
       identifiers: 680,
+      // the user's earlier messages: an eighth of the total
+      userWords: 237,
       record: 15_000,
       userMessage: 475,
     });
@@ -33,6 +35,8 @@ describe('keepBudget', () => {
       step: 42_000,
       summary: 4_096,
       identifiers: 2_000,
+      // the user's earlier messages: an eighth of the total (5,250) over their cap
+      userWords: 2_000,
       record: 15_000,
       userMessage: 3_750,
     });

@@ -220,9 +220,9 @@ describe('prepare', () => {
       const wrapped = wrap(scripted.model, middleware);
       await wrapped.doGenerate({ prompt: band() });
       await settled();
-      // A 3,000-token reply and a 10,000-token new message: with the prepared checkpoint the prompt
+      // A 3,000-token reply and a 12,000-token new message: with the prepared checkpoint the prompt
       // is still over the ceiling.
-      const conversation = [...band(), assistant(tokens(3_000, 'b')), user(tokens(10_000, 'd'))];
+      const conversation = [...band(), assistant(tokens(3_000, 'b')), user(tokens(12_000, 'd'))];
       await wrapped.doGenerate({ prompt: conversation });
       expect(scripted.summaryCalls()).toHaveLength(2);
       const update = scripted.summaryCalls()[1]!.prompt;
@@ -710,8 +710,9 @@ describe('prepare', () => {
     it('should start preparing at prepare x the ceiling when turns come faster than a summary is written', async () => {
       const { startedAt, compacted } = await paced(10);
       expect(compacted).toBeGreaterThanOrEqual(2);
-      // the band begins at 13,600: the first turn in it starts one
-      expect(startedAt.some((size) => size >= 13_600 && size < 14_300)).toBe(true);
+      // the band begins at 13,600: a turn in it starts one, before the turn whose next one reaches
+      // the ceiling (16,400 or more), the only one that starts one when turns come 10 s apart
+      expect(startedAt.some((size) => size >= 13_600 && size < 16_400)).toBe(true);
     });
 
     it('should start no earlier than a summary\'s writing time (x 1.5) before the ceiling when turns come 10 s apart', async () => {

@@ -2,6 +2,7 @@ import { APICallError } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { CompactionError, compaction } from '../../../src';
 import { checkpointMessage } from '../../../src/checkpoint/message';
+import { USER_WORDS_NOTE, withUserWords } from '../../../src/checkpoint/user-words';
 import { ceiling } from '../../../src/sizing/ceiling';
 import type { CallOptions, Message } from '../../../src/prompt/types';
 import { MockLanguageModel, SUMMARY, convertArrayToReadableStream, convertReadableStreamToArray, isSummaryPrompt, textResult } from '../../support/models';
@@ -58,42 +59,46 @@ describe('overflow recovery rules', () => {
       // 85 % of the prompt's size and one a little larger (or smaller).
       const conversation: Message[] = [];
       for (let index = 0; index < 4; index++) {
-        conversation.push(user(text(100, String.fromCharCode(97 + index))), assistant(String.fromCharCode(65 + index).repeat(11_279)));
+        conversation.push(user(text(1, String.fromCharCode(97 + index))), assistant(String.fromCharCode(65 + index).repeat(11_675 + (index === 0 ? 120 : 0))));
       }
-      conversation.push(user('mmmm'), assistant(text(20, 'M')), user(text(100, 'n')), assistant(text(8_200, 'N')), user('go on'));
+      conversation.push(user('mmmm'), assistant(text(20, 'M')), user(text(100, 'n')), assistant(text(8_170, 'N')), user('go on'));
 
       // S = 80,005 characters / 4 = 20,001 tokens. No window is configured, so the rejected size
       // stands for it: the ceiling is 20,001 - 3,000 (15 %) = 17,001, within 85 % of S. The summary
       // request of a rejected prompt cannot carry the whole conversation, so the record may take up
       // to the most a compaction keeps, half the ceiling, 8,500: less the live turn ('go on', 1), the
-      // summary (113) and the checkpoint's wrapper (61), 8,325.
+      // summary (113), the checkpoint's wrapper (61) and the user's five earlier messages that open
+      // the record (41: docs/design.md, "The user's words"), 8,284.
       const size = estimate(conversation);
       expect(size).toBe(20_001);
       expect(ceiling(size, undefined)).toBe(17_001);
-      expect(Math.floor(ceiling(size, undefined) / 2) - 1 - Math.round(SUMMARY.length / 4) - 61).toBe(8_325);
-      const newest = `[User]: ${text(100, 'n')}\n\n[Assistant]: ${text(8_200, 'N')}`;
+      const earlier = ['[User]: aaaa', '[User]: bbbb', '[User]: cccc', '[User]: dddd', '[User]: mmmm'];
+      expect(Math.round(withUserWords(earlier, '').length / 4)).toBe(41);
+      expect(Math.floor(ceiling(size, undefined) / 2) - 1 - Math.round(SUMMARY.length / 4) - 61 - 41).toBe(8_284);
+      const newest = `[User]: ${text(100, 'n')}\n\n[Assistant]: ${text(8_170, 'N')}`;
       const newestTwo = `[User]: mmmm\n\n[Assistant]: ${text(20, 'M')}\n\n${newest}`;
-      // The newest exchange (8,306 tokens) fits; the newest two (8,333) do not: a window other than
+      // The newest exchange (8,276 tokens) fits; the newest two (8,303) do not: a window other than
       // the rejected size by more than half a percent changes the record.
-      expect(Math.round(newest.length / 4)).toBe(8_306);
-      expect(Math.round(newestTwo.length / 4)).toBe(8_333);
+      expect(Math.round(newest.length / 4)).toBe(8_276);
+      expect(Math.round(newestTwo.length / 4)).toBe(8_303);
 
       const { mock, calls } = model((index) => (index === 0 ? bedrockOverflow() : undefined));
       // No window: nothing compacts on its own, only the rejection does.
       const middleware = compaction();
       await wrap(mock, middleware).doGenerate({ prompt: conversation });
 
-      expect(middleware.last()).toMatchObject({ reason: 'overflow', tokensBefore: size, messagesCovered: 12, record: newest });
+      expect(middleware.last()).toMatchObject({ reason: 'overflow', tokensBefore: size, messagesCovered: 12, record: withUserWords(earlier, newest) });
       expect(calls.map((call) => (call.summary ? 'summary' : call.rejected ? 'rejected' : 'step'))).toEqual(['rejected', 'summary', 'step']);
-      expect(calls.at(-1)!.prompt).toEqual([checkpointMessage(SUMMARY, newest), user('go on')]);
+      expect(calls.at(-1)!.prompt).toEqual([checkpointMessage(SUMMARY, withUserWords(earlier, newest)), user('go on')]);
     });
 
     it('should keep the record within the budget of the ceiling, not of the 85 % target', async () => {
       // Window 32,000: ceiling 16,000; the summary request of the rejected prompt cannot carry it
       // whole, so the record may take up to half of it, 8,000 tokens: less the live turn (1), the
-      // summary (113) and the wrapper (61), 7,825. 30 exchanges of two 750-token messages (~45,000
-      // tokens) are rejected; 85 % of that is over 38,000, whose ceiling (over 22,000) would let
-      // seven exchanges in. The ceiling's holds five.
+      // summary (113), the wrapper (61) and the user's earlier messages (an eighth, 1,000, at most:
+      // docs/design.md, "The user's words"), 6,825 or more. 30 exchanges of two 750-token messages
+      // (~45,000 tokens) are rejected; 85 % of that is over 38,000, whose ceiling (over 22,000) would
+      // let six exchanges in or more. The ceiling's holds four.
       const conversation: Message[] = [];
       for (let index = 0; index < 30; index++) conversation.push(user(text(750, 'q')), assistant(text(750, 'r')));
       conversation.push(user('go on'));
@@ -109,9 +114,16 @@ describe('overflow recovery rules', () => {
       await wrap(mock, middleware).doGenerate({ prompt: conversation });
 
       const exchange = `[User]: ${text(750, 'q')}\n\n[Assistant]: ${text(750, 'r')}`;
-      // Five exchanges are 7,531 tokens as lines, six 9,037.
+      // Four exchanges are 6,024 tokens as lines, five 7,531.
       expect(Math.round(exchange.length / 4)).toBe(1_506);
-      expect(middleware.last()).toMatchObject({ reason: 'overflow', messagesCovered: 60, record: Array.from({ length: 5 }, () => exchange).join('\n\n') });
+      expect(middleware.last()).toMatchObject({ reason: 'overflow', messagesCovered: 60 });
+      const { record } = middleware.last()!;
+      const newest = Array.from({ length: 4 }, () => exchange).join('\n\n');
+      expect(record.endsWith(`\n\n${newest}`)).toBe(true);
+      const words = record.slice(0, record.length - newest.length - 2);
+      expect(words.startsWith(`${USER_WORDS_NOTE}\n\n[User]: qqqq`)).toBe(true);
+      expect(words).not.toContain('[Assistant]');
+      expect(Math.round(words.length / 4)).toBeLessThanOrEqual(1_000);
       expect(calls.map((call) => (call.summary ? 'summary' : call.rejected ? 'rejected' : 'step'))).toEqual(['rejected', 'summary', 'step']);
     });
 
@@ -139,7 +151,8 @@ describe('overflow recovery rules', () => {
         'step',
       ]);
       expect(middleware.last()).toMatchObject({ reason: 'overflow', messagesCovered: 6 });
-      expect(middleware.last()!.record).toMatch(/^\[User\]: /);
+      // The record opens with the user's first message (its ends), which it does not hold otherwise.
+      expect(middleware.last()!.record.startsWith(`${USER_WORDS_NOTE}\n\n[User]: aaaa`)).toBe(true);
       expect(calls.at(-1)!.prompt).toEqual([checkpointMessage(SUMMARY, middleware.last()!.record), user('more')]);
     });
   });

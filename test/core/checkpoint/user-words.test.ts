@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { keepBudget, userWordsRoom } from '../../../src/checkpoint/budget';
+import { USER_WORDS_NOTE, collectUserWords, withUserWords } from '../../../src/checkpoint/user-words';
+import type { Message } from '../../../src/prompt/types';
+import { assistant, toolCall, toolResult, user } from '../../support/harness';
+
+describe("the user's words", () => {
+  const conversation: Message[] = [
+    user('Fix every failing test.'),
+    assistant('On it.'),
+    toolCall('call-1', 'run_command', { command: 'npm test' }),
+    toolResult('call-1', 'run_command', 'FAIL test/a.test.ts'),
+    user('do not edit files under src/legacy/'),
+    assistant('Noted.'),
+    user('Thanks, carry on.'),
+    assistant('Fixed.'),
+  ];
+
+  it('should list the user messages of the range as record lines, in order, and nothing else', () => {
+    expect(collectUserWords(conversation, 0, 8, 1_000).map((words) => [words.index, words.line])).toEqual([
+      [0, '[User]: Fix every failing test.'],
+      [4, '[User]: do not edit files under src/legacy/'],
+      [6, '[User]: Thanks, carry on.'],
+    ]);
+    // only those before `to`, from `from`
+    expect(collectUserWords(conversation, 1, 6, 1_000).map((words) => words.index)).toEqual([4]);
+  });
+
+  it('should keep the first and then the newest when they do not all fit', () => {
+    const many = Array.from({ length: 10 }, (_, index) => [user(`message 0${index}`), assistant('ok')]).flat();
+    // 4 characters a token: 50 tokens are 200 characters, less the note (93) and its separator, 105.
+    // Each line is 18 characters and its separator 2: five fit, the first and the newest four.
+    expect(USER_WORDS_NOTE.length).toBe(93);
+    expect(collectUserWords(many, 0, 20, 50).map((words) => words.line)).toEqual(['[User]: message 00', '[User]: message 06', '[User]: message 07', '[User]: message 08', '[User]: message 09']);
+    // no room beside the note: none
+    expect(collectUserWords(many, 0, 20, 23)).toEqual([]);
+  });
+
+  it('should keep the first and last parts of a long message, with a note of what was cut', () => {
+    const long = [user(`start ${'x'.repeat(10_000)} end`)];
+    // 200 tokens: 800 characters less 95, 705; each end an eighth, 88 characters.
+    const [words] = collectUserWords(long, 0, 1, 200);
+    expect(words!.line.startsWith(`[User]: start ${'x'.repeat(88 - 14)}\n[`)).toBe(true);
+    expect(words!.line.endsWith(`${'x'.repeat(84)} end`)).toBe(true);
+    expect(words!.line).toContain('characters cut]');
+    expect(words!.line.length).toBeLessThan(705);
+  });
+
+  it('should open the record with the note and the lines, or leave it as it is when there are none', () => {
+    expect(withUserWords(['[User]: a', '[User]: b'], '[User]: c')).toBe(`${USER_WORDS_NOTE}\n\n[User]: a\n\n[User]: b\n\n[User]: c`);
+    expect(withUserWords(['[User]: a'], '')).toBe(`${USER_WORDS_NOTE}\n\n[User]: a`);
+    expect(withUserWords([], '[User]: c')).toBe('[User]: c');
+  });
+
+  it('should give them an eighth of the total, kept within half the room whatever the live part takes', () => {
+    // 32k window: ceiling 16,000, frame 500, room 15,500, total 3,875, their share 484
+    const budget = keepBudget({ ceiling: 16_000, frame: 500, keep: 15_000, summaryOutputTokens: 4_096 });
+    expect(budget.userWords).toBe(484);
+    expect(userWordsRoom(budget, { live: 100, summary: 500, identifiers: 800 })).toBe(484);
+    // a live step of 3,000 leaves the total nothing for them, half the room (7,750) still 484
+    expect(userWordsRoom(budget, { live: 3_000, summary: 500, identifiers: 800 })).toBe(484);
+    // past half the room: what is left of it
+    expect(userWordsRoom(budget, { live: 6_700, summary: 500, identifiers: 400 })).toBe(150);
+    expect(userWordsRoom(budget, { live: 7_000, summary: 500, identifiers: 400 })).toBe(0);
+  });
+});
