@@ -7,10 +7,14 @@ import { RECORD_STYLE, keepEnds, messageLines } from './serialize';
  * turns ago ("do not edit files under src/legacy/"): a summarizer that forgets loses it, and an agent
  * then breaks it. So the record of each checkpoint opens with the user's messages that it does not
  * hold otherwise, verbatim: made by the middleware from the caller's messages, not by the model.
+ * The checkpoint message places them at the start of its summary section, in the order things were
+ * said: the summary and the record that follow are newer than they are.
  */
 
 /** The line that opens the user's earlier messages in a record (docs/design.md, "The user's words"). */
-export const USER_WORDS_NOTE = "[The user's earlier messages, verbatim; what came between and after them is summarized above]";
+export const USER_WORDS_NOTE = "[The user's earlier messages, verbatim; what came between and after them is summarized below]";
+/** The line that closes them. */
+export const USER_WORDS_END = "[End of the user's earlier messages]";
 
 /** The user's earlier messages take at most this many tokens of a record, and at most an eighth of the budget. */
 export const USER_WORDS_MAX_TOKENS = 2_000;
@@ -28,7 +32,7 @@ export interface UserWords {
  * and then the newest. In the conversation's order.
  */
 export function collectUserWords(conversation: readonly Message[], from: number, to: number, budget: number, charsPerToken = CHARS_PER_TOKEN): UserWords[] {
-  const room = Math.floor(budget * charsPerToken) - USER_WORDS_NOTE.length - 2;
+  const room = Math.floor(budget * charsPerToken) - USER_WORDS_NOTE.length - USER_WORDS_END.length - 4;
   if (room <= 0) return [];
   const ends = Math.floor(room / 8);
   const all: UserWords[] = [];
@@ -54,6 +58,14 @@ export function collectUserWords(conversation: readonly Message[], from: number,
 /** The record opened with the user's earlier messages (`lines`), when there are any. */
 export function withUserWords(lines: readonly string[], record: string): string {
   if (lines.length === 0) return record;
-  const words = [USER_WORDS_NOTE, ...lines].join('\n\n');
+  const words = [USER_WORDS_NOTE, ...lines, USER_WORDS_END].join('\n\n');
   return record === '' ? words : `${words}\n\n${record}`;
+}
+
+/** A record's opening of the user's earlier messages (`''` when it has none), and the rest of it. */
+export function splitUserWords(record: string): { words: string; rest: string } {
+  const close = `\n\n${USER_WORDS_END}`;
+  const end = record.startsWith(`${USER_WORDS_NOTE}\n\n`) ? record.indexOf(close) : -1;
+  if (end < 0) return { words: '', rest: record };
+  return { words: record.slice(0, end + close.length), rest: record.slice(end + close.length).replace(/^\n\n/, '') };
 }

@@ -328,8 +328,9 @@ describe('the chat assistant through the real middleware', () => {
     expect(JSON.stringify(body.messages)).toContain('A-4471');
   });
 
-  it('says it no longer has a fact that no checkpoint kept', async () => {
-    // a summarizer that keeps nothing: the middleware's own record keeps the newest messages only
+  it('answers a fact the user stated even when the summary keeps nothing: the checkpoint keeps the user\'s earlier messages', async () => {
+    // a summarizer that keeps nothing: the middleware's own record keeps the newest messages, and
+    // opens with the user's earlier ones (docs/design.md, "The user's words")
     const forgetful = await startProviderServer({
       contextWindow: 6_000,
       agent: { respond: (request) => (request.summary === undefined ? assistantReply(request.messages) : { text: TEMPLATE_HEADINGS.map((heading) => `${heading}\n- None`).join('\n\n') }) },
@@ -344,8 +345,8 @@ describe('the chat assistant through the real middleware', () => {
         messages.push({ role: 'assistant', content: text });
       }
       expect(forgetful.requests.some((request) => request.isSummaryRequest)).toBe(true);
-      expect(text).toBe("I don't have the order number — it isn't in what I can still see of our conversation. If you gave it to me earlier, I no longer have it. Could you tell me again?");
-      expect(judgeRecall(text, { expected: 'A-4471', stale: [] })).toBe('forgotten');
+      expect(text).toBe('The order number you gave me is **A-4471**.');
+      expect(judgeRecall(text, { expected: 'A-4471', stale: [] })).toBe('right');
     } finally {
       await forgetful.close();
     }

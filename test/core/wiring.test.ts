@@ -188,7 +188,8 @@ describe('options wired through the middleware', () => {
     expect(middleware.last()!.tokensAfter).toBe(estimatePrompt(step.prompt, step.tools));
     // The tool's 500-odd tokens and the system prompt's 300 are in it.
     const messagesOnly = Math.round(step.prompt.slice(1).map(textOf).join('').length / 4);
-    expect(middleware.last()!.tokensAfter).toBe(300 + messagesOnly + toolTokens(tool));
+    // (each part rounded on its own: within a token)
+    expect(Math.abs(middleware.last()!.tokensAfter - (300 + messagesOnly + toolTokens(tool)))).toBeLessThanOrEqual(1);
   });
 });
 

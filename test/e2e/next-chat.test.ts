@@ -627,7 +627,7 @@ async function chatAcrossRestart(options: { route: string; env: Record<string, s
     // stored before it stopped (a catch-up): either way from the store, with the same question
     expect(again.prompt.at(-1)).toEqual(asked.prompt.at(-1));
     expect(again.prompt.length).toBeLessThanOrEqual(asked.prompt.length);
-    expect(again.prompt.join('\n'), 'from the checkpoint').not.toContain(told);
+    expect(again.prompt, 'from the checkpoint').not.toContain(told);
     expect(again.text).toBe(asked.text);
     outputs.push(await stop(restarted));
     // in memory, a new server has no checkpoint: it summarizes the whole conversation at once

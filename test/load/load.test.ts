@@ -14,7 +14,7 @@ const STEPS = 30;
  * leaked checkpoint would carry.
  */
 function ownerOf(prompt: Message[]): string {
-  const owner = /conv\d+/.exec(textOf(prompt.at(-2)))?.[0];
+  const owner = /conv\d{3}/.exec(textOf(prompt.at(-2)))?.[0];
   if (owner === undefined) throw new Error(`no owner in the summary request: ${textOf(prompt.at(-2)).slice(0, 80)}`);
   return owner;
 }
@@ -47,7 +47,8 @@ describe('compaction under load', () => {
     const middleware = compaction({ contextWindow: 4_000, store });
     const wrapped = wrap(scripted.model, middleware);
     const run = async (id: number) => {
-      const tag = `conv${id}`;
+      // Tags of one width: a message cut to its ends cannot make one tag out of another (conv10 of conv101).
+      const tag = `conv${String(id).padStart(3, '0')}`;
       const conversation: Message[] = [];
       for (let step = 0; step < STEPS; step++) {
         conversation.push(user(`${tag} asks ${step}: ${`${tag} `.repeat(60)}`));
@@ -62,12 +63,12 @@ describe('compaction under load', () => {
     expect(scripted.summaryCalls().length).toBeGreaterThanOrEqual(CONVERSATIONS);
     for (const call of steps) {
       const text = call.prompt.map(textOf).join('\n');
-      const owner = /conv\d+/.exec(textOf(call.prompt.at(-1)))![0];
-      const others = new Set(text.match(/conv\d+/g));
+      const owner = /conv\d{3}/.exec(textOf(call.prompt.at(-1)))![0];
+      const others = new Set(text.match(/conv\d{3}/g));
       expect([...others]).toEqual([owner]);
     }
     for (const call of scripted.summaryCalls()) {
-      expect([...new Set(call.prompt.map(textOf).join('\n').match(/conv\d+/g))]).toEqual([ownerOf(call.prompt)]);
+      expect([...new Set(call.prompt.map(textOf).join('\n').match(/conv\d{3}/g))]).toEqual([ownerOf(call.prompt)]);
     }
     expect(overBound).toEqual([]);
     // The bound was reached: records written earlier have been evicted.

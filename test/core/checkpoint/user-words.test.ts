@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { keepBudget, userWordsRoom } from '../../../src/checkpoint/budget';
-import { USER_WORDS_NOTE, collectUserWords, withUserWords } from '../../../src/checkpoint/user-words';
+import { checkpointText } from '../../../src/checkpoint/message';
+import { USER_WORDS_END, USER_WORDS_NOTE, collectUserWords, splitUserWords, withUserWords } from '../../../src/checkpoint/user-words';
 import type { Message } from '../../../src/prompt/types';
 import { assistant, toolCall, toolResult, user } from '../../support/harness';
 
@@ -28,28 +29,40 @@ describe("the user's words", () => {
 
   it('should keep the first and then the newest when they do not all fit', () => {
     const many = Array.from({ length: 10 }, (_, index) => [user(`message 0${index}`), assistant('ok')]).flat();
-    // 4 characters a token: 50 tokens are 200 characters, less the note (93) and its separator, 105.
-    // Each line is 18 characters and its separator 2: five fit, the first and the newest four.
+    // 4 characters a token: 60 tokens are 240 characters, less the opening and closing lines (93 and
+    // 36) and their separators, 107. Each line is 18 characters and its separator 2: five fit, the
+    // first and the newest four.
     expect(USER_WORDS_NOTE.length).toBe(93);
-    expect(collectUserWords(many, 0, 20, 50).map((words) => words.line)).toEqual(['[User]: message 00', '[User]: message 06', '[User]: message 07', '[User]: message 08', '[User]: message 09']);
+    expect(USER_WORDS_END.length).toBe(36);
+    expect(collectUserWords(many, 0, 20, 60).map((words) => words.line)).toEqual(['[User]: message 00', '[User]: message 06', '[User]: message 07', '[User]: message 08', '[User]: message 09']);
     // no room beside the note: none
     expect(collectUserWords(many, 0, 20, 23)).toEqual([]);
   });
 
   it('should keep the first and last parts of a long message, with a note of what was cut', () => {
     const long = [user(`start ${'x'.repeat(10_000)} end`)];
-    // 200 tokens: 800 characters less 95, 705; each end an eighth, 88 characters.
+    // 200 tokens: 800 characters less 133, 667; each end an eighth, 83 characters.
     const [words] = collectUserWords(long, 0, 1, 200);
-    expect(words!.line.startsWith(`[User]: start ${'x'.repeat(88 - 14)}\n[`)).toBe(true);
-    expect(words!.line.endsWith(`${'x'.repeat(84)} end`)).toBe(true);
+    expect(words!.line.startsWith(`[User]: start ${'x'.repeat(83 - 14)}\n[`)).toBe(true);
+    expect(words!.line.endsWith(`${'x'.repeat(79)} end`)).toBe(true);
     expect(words!.line).toContain('characters cut]');
-    expect(words!.line.length).toBeLessThan(705);
+    expect(words!.line.length).toBeLessThan(667);
   });
 
-  it('should open the record with the note and the lines, or leave it as it is when there are none', () => {
-    expect(withUserWords(['[User]: a', '[User]: b'], '[User]: c')).toBe(`${USER_WORDS_NOTE}\n\n[User]: a\n\n[User]: b\n\n[User]: c`);
-    expect(withUserWords(['[User]: a'], '')).toBe(`${USER_WORDS_NOTE}\n\n[User]: a`);
+  it('should open the record with the lines between the two notes, or leave it as it is when there are none', () => {
+    expect(withUserWords(['[User]: a', '[User]: b'], '[User]: c')).toBe(`${USER_WORDS_NOTE}\n\n[User]: a\n\n[User]: b\n\n${USER_WORDS_END}\n\n[User]: c`);
+    expect(withUserWords(['[User]: a'], '')).toBe(`${USER_WORDS_NOTE}\n\n[User]: a\n\n${USER_WORDS_END}`);
     expect(withUserWords([], '[User]: c')).toBe('[User]: c');
+  });
+
+  it('should place them before the summary in the checkpoint message, in the order things were said', () => {
+    const record = withUserWords(['[User]: do not edit files under src/legacy/'], '[User]: c');
+    expect(splitUserWords(record)).toEqual({ words: `${USER_WORDS_NOTE}\n\n[User]: do not edit files under src/legacy/\n\n${USER_WORDS_END}`, rest: '[User]: c' });
+    expect(splitUserWords('[User]: c')).toEqual({ words: '', rest: '[User]: c' });
+    const text = checkpointText('## Objective\nFix it.', record, ['src/a.ts']);
+    const [summary, recent] = [text.slice(text.indexOf('<summary>'), text.indexOf('</summary>')), text.slice(text.indexOf('<recent-context>'))];
+    expect(summary).toBe(`<summary>\n${USER_WORDS_NOTE}\n\n[User]: do not edit files under src/legacy/\n\n${USER_WORDS_END}\n\n## Objective\nFix it.\n\n## Identifiers (kept verbatim)\nsrc/a.ts\n`);
+    expect(recent.startsWith('<recent-context>\n[User]: c\n</recent-context>')).toBe(true);
   });
 
   it('should give them an eighth of the total, kept within half the room whatever the live part takes', () => {
