@@ -140,8 +140,13 @@ function parseJson(text: string): unknown {
 
 /** A summary without a `## Identifiers (kept verbatim)` section the model copied: the middleware adds its own. */
 export function withoutIdentifiersSection(summary: string): string {
+  return withoutSection(summary, IDENTIFIERS_HEADING);
+}
+
+/** A summary without the section a model copied from a checkpoint: from the line `opening` up to the next heading. */
+export function withoutSection(summary: string, opening: string): string {
   const lines = summary.split('\n');
-  const start = lines.findIndex((line) => line.trim() === IDENTIFIERS_HEADING);
+  const start = lines.findIndex((line) => line.trim() === opening);
   if (start < 0) return summary;
   let end = start + 1;
   while (end < lines.length && !/^#{1,2} /.test(lines[end]!.trim())) end++;

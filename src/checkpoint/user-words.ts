@@ -1,5 +1,6 @@
 import type { Message } from '../prompt/types';
 import { CHARS_PER_TOKEN } from '../sizing/estimate';
+import { withoutSection } from './identifiers';
 import { RECORD_STYLE, keepEnds, messageLines } from './serialize';
 
 /**
@@ -68,4 +69,9 @@ export function splitUserWords(record: string): { words: string; rest: string } 
   const end = record.startsWith(`${USER_WORDS_NOTE}\n\n`) ? record.indexOf(close) : -1;
   if (end < 0) return { words: '', rest: record };
   return { words: record.slice(0, end + close.length), rest: record.slice(end + close.length).replace(/^\n\n/, '') };
+}
+
+/** A summary without a copy of the user's earlier messages the model made from a checkpoint (up to its first heading): the middleware adds its own. */
+export function withoutUserWordsSection(summary: string): string {
+  return withoutSection(summary, USER_WORDS_NOTE);
 }

@@ -1,6 +1,6 @@
 import { clearToolOutputs } from '../checkpoint/clear';
 import { collectIdentifiers, identifierBudget, identifiersSection, withoutIdentifiersSection } from '../checkpoint/identifiers';
-import { collectUserWords, withUserWords } from '../checkpoint/user-words';
+import { collectUserWords, withUserWords, withoutUserWordsSection } from '../checkpoint/user-words';
 import { selectRecord } from '../checkpoint/record';
 import { MIN_SUMMARY_ROOM, roomFor, summarize } from '../checkpoint/summarize';
 import { SUMMARY_PROMPT, UPDATE_PROMPT } from '../checkpoint/prompts';
@@ -249,7 +249,7 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
       estimator: view.estimator,
       warn: engine.warn,
     });
-    summary = withoutIdentifiersSection(reply);
+    summary = withoutUserWordsSection(withoutIdentifiersSection(reply));
     const summaryTokens = tokensOf(summary);
     identifiers = collectIdentifiers(covered, view.checkpoint?.identifiers ?? [], identifierAllowance(sized, summaryTokens, identifierBudget(limit)), charsPerToken);
     const identifierTokens = tokensOf(identifiersSection(identifiers));

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { keepBudget, userWordsRoom } from '../../../src/checkpoint/budget';
 import { checkpointText } from '../../../src/checkpoint/message';
-import { USER_WORDS_END, USER_WORDS_NOTE, collectUserWords, splitUserWords, withUserWords } from '../../../src/checkpoint/user-words';
+import { USER_WORDS_END, USER_WORDS_NOTE, collectUserWords, splitUserWords, withUserWords, withoutUserWordsSection } from '../../../src/checkpoint/user-words';
 import type { Message } from '../../../src/prompt/types';
 import { assistant, toolCall, toolResult, user } from '../../support/harness';
 
@@ -63,6 +63,12 @@ describe("the user's words", () => {
     const [summary, recent] = [text.slice(text.indexOf('<summary>'), text.indexOf('</summary>')), text.slice(text.indexOf('<recent-context>'))];
     expect(summary).toBe(`<summary>\n${USER_WORDS_NOTE}\n\n[User]: do not edit files under src/legacy/\n\n${USER_WORDS_END}\n\n## Objective\nFix it.\n\n## Identifiers (kept verbatim)\nsrc/a.ts\n`);
     expect(recent.startsWith('<recent-context>\n[User]: c\n</recent-context>')).toBe(true);
+  });
+
+  it('should drop a copy of them that the model made in its summary, up to its first heading', () => {
+    const copied = `${USER_WORDS_NOTE}\n\n[User]: do not edit files under src/legacy/\n\n${USER_WORDS_END}\n\n## Objective\nFix it.`;
+    expect(withoutUserWordsSection(copied)).toBe('## Objective\nFix it.');
+    expect(withoutUserWordsSection('## Objective\nFix it.')).toBe('## Objective\nFix it.');
   });
 
   it('should give them an eighth of the total, kept within half the room whatever the live part takes', () => {
