@@ -61,8 +61,7 @@ export function selectRecord(
   }
 
   // Inside the newest turn: its user message, then as many of its newest steps as fit.
-  let turnUser = end - 1;
-  while (turnUser >= 0 && conversation[turnUser]!.role !== 'user') turnUser--;
+  const turnUser = turnUserIndex(conversation, end);
   const head = turnUser < 0 ? [] : userHead(linesOf(turnUser), userMessage, charsPerToken);
   const room = target - tokensOf(head.reduce((sum, line) => sum + line.length + 2, 0) + earlierStepsNote(0).length + 4);
   let start = end;
@@ -75,6 +74,24 @@ export function selectRecord(
   let earlier = 0;
   for (let index = turnUser + 1; index < start; index++) if (conversation[index]!.role === 'assistant') earlier++;
   return recordOf([...head, ...(earlier > 0 ? [earlierStepsNote(earlier)] : [])], start, end, linesOf, tokensOf);
+}
+
+/**
+ * Where the user's words a record starting at `start` holds begin: `start` when it is a user
+ * message; else the user message of the turn it starts inside (or after, when it holds no step),
+ * which the record opens with.
+ */
+export function recordOpening(conversation: readonly Message[], start: number, end: number): number {
+  if (start < end && conversation[start]!.role === 'user') return start;
+  const turnUser = turnUserIndex(conversation, start);
+  return turnUser < 0 ? start : turnUser;
+}
+
+/** The user message of the turn that `conversation[0, end)` ends in: the last one before `end`, or -1. */
+export function turnUserIndex(conversation: readonly Message[], end: number): number {
+  let index = end - 1;
+  while (index >= 0 && conversation[index]!.role !== 'user') index--;
+  return index;
 }
 
 /** A turn's user message as the record opens with it: verbatim, or its first and last parts past `limit` tokens. */

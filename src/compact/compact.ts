@@ -1,7 +1,7 @@
 import { clearToolOutputs } from '../checkpoint/clear';
 import { collectIdentifiers, identifierBudget, identifiersSection, withoutIdentifiersSection } from '../checkpoint/identifiers';
-import { collectUserWords, withUserWords, withoutUserWordsSection } from '../checkpoint/user-words';
-import { selectRecord } from '../checkpoint/record';
+import { type UserWords, collectUserWords, withUserWords, withoutUserWordsSection } from '../checkpoint/user-words';
+import { recordOpening, selectRecord } from '../checkpoint/record';
 import { MIN_SUMMARY_ROOM, roomFor, summarize } from '../checkpoint/summarize';
 import { SUMMARY_PROMPT, UPDATE_PROMPT } from '../checkpoint/prompts';
 import { MAX_BUDGET_SHARE } from '../checkpoint/budget';
@@ -230,7 +230,8 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
     // those before the newest turn it covers (whose user message the record always holds).
     const wordsOf = (to: number, summaryTokens: number, identifierTokens: number) =>
       collectUserWords(view.conversation, view.boundaryEnd, to, userWordsAllowance(sized, summaryTokens, identifierTokens), charsPerToken);
-    const reserved = tokensOf(withUserWords(wordsOf(recordOpening(view.conversation, end, end), expected, expectedIdentifiers).map((words) => words.line), ''));
+    const wordsTokens = (words: UserWords[]) => tokensOf(withUserWords(words.map((each) => each.line), ''));
+    const reserved = wordsTokens(wordsOf(recordOpening(view.conversation, end, end), expected, expectedIdentifiers));
     const first = recordAllowance(sized, expected, expectedIdentifiers, settings.keep, reserved);
     const smallest = recordOfSize(first);
     const reply = await summarize({
@@ -254,7 +255,7 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
     identifiers = collectIdentifiers(covered, view.checkpoint?.identifiers ?? [], identifierAllowance(sized, summaryTokens, identifierBudget(limit)), charsPerToken);
     const identifierTokens = tokensOf(identifiersSection(identifiers));
     const words = wordsOf(recordOpening(view.conversation, smallest.start, end), summaryTokens, identifierTokens);
-    const record = recordOfSize(Math.max(first, recordAllowance(sized, summaryTokens, identifierTokens, settings.keep, tokensOf(withUserWords(words.map((each) => each.line), '')))));
+    const record = recordOfSize(Math.max(first, recordAllowance(sized, summaryTokens, identifierTokens, settings.keep, wordsTokens(words))));
     // Those the record holds (from its start, and the turn's user message it opens with) are left out.
     const opening = recordOpening(view.conversation, record.start, end);
     recordText = withUserWords(words.filter((each) => each.index < opening).map((each) => each.line), record.text);
@@ -307,16 +308,6 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
   const report = reportOf(checkpoint, reason, tokensBefore, tokensAfter, addUsage(costs.usage(), carried));
   announce(engine, report);
   return { checkpoint, report };
-}
-
-/**
- * Where the user's words a record holds begin: its start when it starts at a user message; else the
- * user message of the turn it starts inside (or after, when it holds no step), which it opens with.
- */
-function recordOpening(conversation: readonly Message[], start: number, end: number): number {
-  if (start < end && conversation[start]!.role === 'user') return start;
-  for (let index = start - 1; index >= 0; index--) if (conversation[index]!.role === 'user') return index;
-  return start;
 }
 
 /** What a checkpoint made by a summary request or by the provider is. */
