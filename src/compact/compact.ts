@@ -60,6 +60,8 @@ export interface CompactRequest {
 interface Job extends CompactRequest {
   from: number;
   end: number;
+  /** Prepared ahead: what the conversation may add before the step that sends it (`aheadOf`). */
+  ahead: number;
   digest: string;
   /** What each part of the checkpoint may take. */
   plan: CompactionPlan;
@@ -87,9 +89,20 @@ export async function compact(engine: Engine, request: CompactRequest): Promise<
 export async function compactOnce(engine: Engine, request: CompactRequest): Promise<Made> {
   const { view, reason, target } = request;
   const { from, end } = coverage(request);
-  const job: Job = { ...request, from, end, digest: await view.digests!.of(end), plan: planOf(engine, view, request.limit, undefined, end) };
+  const ahead = aheadOf(request);
+  const job: Job = { ...request, from, end, ahead, digest: await view.digests!.of(end), plan: planOf(engine, view, request.limit, undefined, end, ahead) };
   const key = `${reason === 'overflow' ? `${target}:` : ''}${job.digest}`;
   return singleFlight(engine, key, view.params.abortSignal, () => reuseOrRun(engine, job));
+}
+
+/**
+ * What the conversation may add before the step that sends a checkpoint prepared ahead: up to the
+ * ceiling from this step's size (docs/design.md, "One budget"). None for a catch-up, which the
+ * first step after it is ready sends, or for a compaction a step sends itself.
+ */
+function aheadOf({ view, prepare, catchUp, limit }: CompactRequest): number {
+  if (prepare !== true || catchUp === true || limit === undefined || !view.sizeKnown) return 0;
+  return Math.max(0, limit - totalSize(view));
 }
 
 /** What a compaction covers, `from` to `end` of the conversation; throws when there is nothing older to compact. */
@@ -182,7 +195,7 @@ async function run(engine: Engine, job: Job): Promise<Made> {
 }
 
 /** Makes the checkpoint (a summary and record, or the provider's item) with metered model calls, stores it and reports it. */
-async function make(engine: Engine, { view, reason, model, window, target, limit, from, end, digest, plan, prepare = false, catchUp = false, carried }: Job, costs: Meter): Promise<Made> {
+async function make(engine: Engine, { view, reason, model, window, target, limit, from, end, ahead, digest, plan, prepare = false, catchUp = false, carried }: Job, costs: Meter): Promise<Made> {
   const { settings } = engine;
   // What stays live cannot fit the window beside any checkpoint: no summary request is made for it.
   if (window !== undefined && plan.frame + plan.live + plan.wrapper > window) {
@@ -224,7 +237,7 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
     // the reply: a small window) goes out without what the record holds: the record then takes up
     // to the most a compaction may keep (half the room), so that less must be shortened out of it.
     const squeezed = !summaryFitsWhole(view, request.size, window);
-    const sized = squeezed && plan.budget !== undefined ? planOf(engine, view, limit, MAX_BUDGET_SHARE, end) : plan;
+    const sized = squeezed && plan.budget !== undefined ? planOf(engine, view, limit, MAX_BUDGET_SHARE, end, ahead) : plan;
     const expectedIdentifiers = identifierAllowance(sized, expected, identifierBudget(limit));
     // The user's messages the record will not hold (docs/design.md, "The user's words"): at first
     // those before the newest turn it covers (whose user message the record always holds).

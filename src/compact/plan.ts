@@ -43,15 +43,32 @@ export interface PlanInput {
   share?: number;
   /** Where what is covered ends; by default where the live part begins (a new user turn, or the newest step). */
   end?: number;
+  /**
+   * Prepared ahead: what the conversation may still add before the step that sends the checkpoint
+   * (the ceiling less this step's size). It goes out live after the checkpoint, so the checkpoint
+   * leaves room for it within the budget.
+   */
+  ahead?: number;
 }
 
 /** Plans the compaction of a conversation: it covers everything before its live part (a new user turn, or the newest step). */
-export function planCompaction({ conversation, system, tools, estimator, from, ceiling, keep, summaryOutputTokens, share, end = liveStart(conversation) }: PlanInput): CompactionPlan {
+export function planCompaction({ conversation, system, tools, estimator, from, ceiling, keep, summaryOutputTokens, share, end = liveStart(conversation), ahead = 0 }: PlanInput): CompactionPlan {
   const budget = budgetOf({ system, tools, estimator, ceiling, keep, summaryOutputTokens, share });
   // A compaction of the whole conversation is made for the next step, whose live part is not there
   // yet: it leaves room for one as large as this step's.
-  const live = liveTokens(conversation, end === conversation.length ? liveStart(conversation) : end, budget?.step, estimator);
-  return { from, end, frame: budget === undefined ? frameTokens(system, tools, estimator) : budget.frame, budget, live, wrapper: estimateMessages([checkpointMessage('', '')], 0, 1, estimator) };
+  const step = liveTokens(conversation, end === conversation.length ? liveStart(conversation) : end, budget?.step, estimator);
+  return { from, end, frame: budget === undefined ? frameTokens(system, tools, estimator) : budget.frame, budget, live: liveAfter(step, ahead, budget?.total), wrapper: estimateMessages([checkpointMessage('', '')], 0, 1, estimator) };
+}
+
+/**
+ * What a plan reserves for the live part: a live step like this step's, and for a checkpoint
+ * prepared ahead what the conversation may add before the step that sends it, which goes out live
+ * after it (docs/design.md, "One budget"): up to the ceiling, and the step that crosses it, taken
+ * as large as this one. The reserve takes at most the budget's total, so the record shrinks first.
+ */
+export function liveAfter(step: number, ahead: number, total: number | undefined): number {
+  if (ahead <= 0 || total === undefined) return step;
+  return Math.max(step, Math.min(step + ahead, total));
 }
 
 /** The budget of a compaction made at this ceiling with this frame; `undefined` without a ceiling. */
@@ -98,7 +115,7 @@ export function userMessageAllowance(plan: CompactionPlan, keep: number): number
 }
 
 /** The plan of a step's compaction at `ceiling`, with the instance's options, covering up to `end` (by default up to the live part). */
-export function planOf(engine: { settings: ResolvedOptions }, view: StepView, ceiling: number | undefined, share = engine.settings.budgetShare, end?: number): CompactionPlan {
+export function planOf(engine: { settings: ResolvedOptions }, view: StepView, ceiling: number | undefined, share = engine.settings.budgetShare, end?: number, ahead?: number): CompactionPlan {
   const { keep, summaryOutputTokens } = engine.settings;
   return planCompaction({
     conversation: view.conversation,
@@ -111,5 +128,6 @@ export function planOf(engine: { settings: ResolvedOptions }, view: StepView, ce
     summaryOutputTokens,
     share,
     ...(end === undefined ? {} : { end }),
+    ...(ahead === undefined ? {} : { ahead }),
   });
 }

@@ -21,9 +21,9 @@ import { awaitLease, longestSummary } from './lease';
  * - A step that goes out as it is, at or over `prepare` x the ceiling, starts the compaction of the
  *   conversation up to its live part in the background (`prepareAhead`): the very compaction the
  *   step at the ceiling would make for it (`compactOnce`, the step's own request, so a cache hit),
- *   stored as a prepared checkpoint. The step does not wait for it. Where this conversation's steps
- *   have been measured to come further apart than its model takes to write a summary, that is left
- *   to the step before the ceiling (below): nothing is prepared that would go unused.
+ *   stored as a prepared checkpoint. The step does not wait for it. Once its model's summaries have
+ *   been measured, it starts only when one begun now would be ready about when the ceiling is
+ *   reached (the steps left at the conversation's mean growth, each its mean interval apart).
  * - A step whose growth says the next step will reach the ceiling starts the compaction that next
  *   step will make: of this step's whole conversation (the next step's live part is what this
  *   step's reply adds). At the ceiling it leaves the prompt where waiting for a summary would.
@@ -33,9 +33,11 @@ import { awaitLease, longestSummary } from './lease';
  *   at once when the prompt with it fits under the ceiling; one still being written is waited for
  *   only when none is ready; otherwise it compacts now, from it (updating it). The step that first
  *   sends it promotes it to the conversation's checkpoint and reports it.
- * - Sent with what came after it live, a prepared checkpoint can leave the prompt over the budget
- *   (plan.ts): then a catch-up (a longer one still being written, or a new one of the whole
- *   conversation) is sent by the first step after it is ready, under the ceiling too.
+ * - A checkpoint prepared ahead leaves room in the budget for what may come after it before the
+ *   ceiling (`liveAfter`, plan.ts). Sent with more than that live after it, it can leave the prompt
+ *   over the budget: when by enough (`worthCatchingUp`), a catch-up (a longer one still being
+ *   written, or a new one of the whole conversation) is sent by the first step after it is ready,
+ *   under the ceiling too.
  */
 
 /** A checkpoint this instance started preparing in the background for a prefix of a conversation (docs/design.md, "Preparing ahead"). */
@@ -82,11 +84,12 @@ const pacesOf = ownState(() => new LRUCache<string, { at: number; length: number
 const PREPARING_PER_THREAD = 8;
 
 /**
- * Once its model's summaries have been measured to take a while (`MEASURED_MS` or more), preparing
- * starts when the time left to the ceiling is within `SUMMARY_MARGIN` times the longest recent one.
+ * Once its model's summaries have been measured (`MEASURED_MS` or more: an instant test double
+ * leaves preparing to the band), preparing starts when the time left to the ceiling is within
+ * `SUMMARY_MARGIN` times the longest recent one (chosen on the benchmarks: docs/benchmarks.md).
  */
-const MEASURED_MS = 100;
-const SUMMARY_MARGIN = 1.5;
+const MEASURED_MS = 20;
+const SUMMARY_MARGIN = 1;
 
 /**
  * Starts preparing the next checkpoint of a step, as it goes out, in the background: never waits
@@ -116,23 +119,31 @@ export async function prepareAhead(engine: Engine, view: StepView, model: Model,
   // prompt under its target: it needs no model call, the step at the ceiling clears.
   if (end > from && planClearing(engine.settings, { view, reason: 'auto', model, limit, target: undefined, end }) !== undefined) return;
   // The most it grew in a step lately (as this instance served its steps, or else since the
-  // provider's count the size rests on, which every instance sharing the store reads): the next
-  // step, as large, reaches the ceiling.
+  // provider's count the size rests on, which every instance sharing the store reads).
   const grown = pace?.growth ?? (view.size.counted > 0 ? view.size.estimated : 0);
+  const summary = longestSummary(engine, writerOf(engine, model));
+  if (pace !== undefined && summary !== undefined && summary >= MEASURED_MS && grown > 0) {
+    // Summaries measured: preparing starts once a summary begun now is ready about when the ceiling
+    // is reached, not before, so that less of the conversation comes after it: in the band, when the
+    // time left to the ceiling (the steps left at the recent mean growth, each as long as the recent
+    // mean interval) is within a summary's writing time; and at the latest one step ahead, when the
+    // next step, growing as much as the recent mean, reaches the ceiling (the step there then waits
+    // at most for the rest of it). It covers this step's whole conversation where it can: the steps
+    // after it are live.
+    if (size + pace.meanGrowth < limit) {
+      if (size < prepare * limit || size < (await preparingFrom(view, prepare * limit, limit))) return;
+      if (((limit - size) / pace.meanGrowth) * pace.meanInterval > summary * SUMMARY_MARGIN) return;
+    }
+    if (view.conversation.length > from && coverWhole(view, plan, end)) return start(engine, view, model, plan, { through: view.conversation.length, whole: true, catchUp: false });
+    if (end > from) return start(engine, view, model, plan, { whole: false, catchUp: false });
+    return;
+  }
+  // Unmeasured: the next step, as large as the most it grew in a step lately, reaches the ceiling.
   if (grown > 0 && size + grown >= limit && view.conversation.length > from && coverWhole(view, plan, end)) {
     return start(engine, view, model, plan, { through: view.conversation.length, whole: true, catchUp: false });
   }
   if (size < prepare * limit || end <= from) return;
   if (size < (await preparingFrom(view, prepare * limit, limit))) return;
-  // Summaries measured: preparing starts once the time left to the ceiling (the steps left at this
-  // step's growth, each as long as this one) is within a summary's writing time, not before, so that
-  // less of the conversation comes after it, and nothing is prepared that the step before the
-  // ceiling makes unused.
-  const summary = longestSummary(engine, writerOf(engine, model));
-  if (pace !== undefined && summary !== undefined && summary >= MEASURED_MS && grown > 0) {
-    const left = ((limit - size) / grown) * pace.interval;
-    if (left > summary * SUMMARY_MARGIN) return;
-  }
   return start(engine, view, model, plan, { whole: false, catchUp: false });
 }
 
@@ -153,17 +164,28 @@ function coverWhole(view: StepView, plan: Plan, end: number): boolean {
   return !summaryFitsWhole(view, upToLive, plan.window);
 }
 
-/**
- * Whether the prompt of a step is over the budget of what a compaction keeps, with messages between
- * the checkpoint and the live part (`conversation[from, end)`) worth a catch-up: at least a tenth of
- * the budget. A smaller tail (in a chat, the reply to the turn the checkpoint was made at) is left
- * live, or every step over the budget by its live part alone would start another.
- */
+/** Whether the prompt of a step is over the budget of what a compaction keeps by enough to be worth a catch-up (`worthCatchingUp`). */
 function overBudget(engine: Engine, view: StepView, limit: number, from: number, end: number): boolean {
   const { budget, frame } = planOf(engine, view, limit);
-  if (budget === undefined || totalSize(view) - frame <= budget.total) return false;
-  return estimateMessages(view.conversation, from, end, view.estimator) >= budget.total / 10;
+  if (budget === undefined) return false;
+  return worthCatchingUp(totalSize(view) - frame, estimateMessages(view.conversation, from, end, view.estimator), budget.total);
 }
+
+/**
+ * Whether a catch-up is worth its summary request (and the cache miss of the prompt it sends): the
+ * checkpoint and everything live after it (`kept`, the prompt less its frame) are over the budget's
+ * `total` by at least a quarter of it (`CATCH_UP_SHARE`), and the messages between the checkpoint
+ * and the live part (`tail`) are at least as much, for it to cover. Less is left live: a checkpoint
+ * prepared ahead leaves room for what comes after it, and every step over the budget by its live
+ * part alone would start another (docs/design.md, "Preparing ahead").
+ */
+export function worthCatchingUp(kept: number, tail: number, total: number): boolean {
+  const worth = total * CATCH_UP_SHARE;
+  return kept - total >= worth && tail >= worth;
+}
+
+/** A catch-up starts when the prompt is over the budget by this share of it (chosen on the benchmarks: docs/benchmarks.md). */
+export const CATCH_UP_SHARE = 0.25;
 
 /**
  * After a step sent a prepared checkpoint: one prepared for more of this conversation, still being
@@ -265,10 +287,10 @@ const PACE_STEPS = 8;
 
 /**
  * How fast this conversation has been growing, as this instance served its recent steps: the most
- * it grew in one step and the shortest time between two (`undefined` when this conversation does
- * not extend the step before); remembers this step.
+ * it grew in one step, its mean growth and the mean time between two (`undefined` when this
+ * conversation does not extend the step before); remembers this step.
  */
-function stepPace(engine: Engine, threadDigest: string, length: number, size: number): { growth: number; interval: number } | undefined {
+function stepPace(engine: Engine, threadDigest: string, length: number, size: number): { growth: number; meanGrowth: number; meanInterval: number } | undefined {
   const now = Date.now();
   const paces = pacesOf(engine);
   const before = paces.get(threadDigest);
@@ -276,7 +298,10 @@ function stepPace(engine: Engine, threadDigest: string, length: number, size: nu
   const growths = extends_ ? [size - before.size, ...before.growths].slice(0, PACE_STEPS) : [];
   const intervals = extends_ ? [now - before.at, ...before.intervals].slice(0, PACE_STEPS) : [];
   paces.set(threadDigest, { at: now, length, size, growths, intervals });
-  return extends_ ? { growth: Math.max(...growths), interval: Math.min(...intervals) } : undefined;
+  if (!extends_) return undefined;
+  const mean = (values: number[]) => (values.length === 0 ? 0 : values.reduce((sum, value) => sum + value, 0) / values.length);
+  // A compaction between two steps shrinks the prompt: that is no growth.
+  return { growth: Math.max(...growths), meanGrowth: Math.max(1, mean(growths.filter((growth) => growth > 0))), meanInterval: mean(intervals) };
 }
 
 /**

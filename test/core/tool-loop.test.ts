@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { generateText, stepCountIs, streamText, wrapLanguageModel } from 'ai';
 import { type CompactionRecord, compaction } from '../../src';
 import { keepBudget } from '../../src/checkpoint/budget';
@@ -11,6 +11,7 @@ import { STEPS, readFileAgent, readFileTools } from '../support/read-file-agent'
 const WINDOW = 20_000;
 
 describe('compaction end to end', () => {
+  afterEach(() => vi.useRealTimers());
   for (const mode of ['generateText', 'streamText'] as const) {
     it(`should keep a ${STEPS}-step ${mode} tool loop under a 20,000-token window`, async () => {
       const agent = readFileAgent();
@@ -75,6 +76,9 @@ describe('compaction end to end', () => {
 
   for (const mode of ['generateText', 'streamText'] as const) {
     it(`should keep every prompt after a compaction within the budget in a ${mode} loop with a 6,000-token system prompt, prepared ahead`, async () => {
+      // The clock stands still (only `Date`): these summaries take no time, and preparing is not
+      // timed to them (docs/design.md, "Preparing ahead").
+      vi.useFakeTimers({ toFake: ['Date'] });
       const agent = readFileAgent();
       const background: Promise<unknown>[] = [];
       const records: CompactionRecord[] = [];

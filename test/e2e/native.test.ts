@@ -4,7 +4,7 @@
 // one compaction item, and counts an item that comes back as standing for everything before it
 // (test/support/provider-server/compaction.ts). It imports ai@7 by name, so it runs under the ai6
 // vitest project (the ai7 project excludes test/e2e/**).
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { generateText, stepCountIs, streamText, tool, wrapLanguageModel, type ModelMessage } from 'ai7';
 import { createOpenAI } from 'openai4';
 import { createAnthropic } from 'anthropic4';
@@ -24,6 +24,7 @@ type Body = Record<string, unknown> & { input?: Record<string, unknown>[]; messa
 
 const servers: ProviderServer[] = [];
 afterEach(async () => {
+  vi.useRealTimers();
   await Promise.all(servers.splice(0).map((server) => server.close()));
 });
 
@@ -267,6 +268,9 @@ describe('native compaction with the real clients (ai@7, @ai-sdk v4)', () => {
 
   for (const c of CASES.filter((x) => x.mode === 'generate')) {
     it(`should prepare the provider's item in the background and send it at the ceiling (${label(c)})`, async () => {
+      // The clock stands still (only `Date`): the local server's items, measured to take time,
+      // would time preparing to them, and the run would depend on how busy the machine is.
+      vi.useFakeTimers({ toFake: ['Date'] });
       const server = await start(WINDOW);
       const run = await loop(server, c.api, c.mode, { contextWindow: WINDOW, native: true, openaiStore: c.store });
       const { requests } = server;

@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { CompactionError, compaction } from '../../../src';
 import { DEFAULT_BUDGET_SHARE, MAX_BUDGET_SHARE, identifiersRoom, keepBudget, recordRoom } from '../../../src/checkpoint/budget';
-import { planCompaction } from '../../../src/compact/plan';
+import { liveAfter, planCompaction } from '../../../src/compact/plan';
+import { CATCH_UP_SHARE, worthCatchingUp } from '../../../src/compact/prepare';
 import type { Message } from '../../../src/prompt/types';
 import { FIXED_ESTIMATOR, estimatePrompt } from '../../../src/sizing/estimate';
 import { assistant, filler, scriptedModel, system, textOf, toolCall, toolResult, user, wrap } from '../../support/harness';
@@ -104,6 +105,44 @@ describe('planCompaction', () => {
     const whole = plan(conversation, conversation.length);
     expect(whole.end).toBe(3);
     expect(whole.live).toBe(plan(conversation).live);
+  });
+});
+
+describe('a checkpoint prepared ahead keeps the budget', () => {
+  // The 16k window with a 6,000-token frame: a budget of 1,900 (keepBudget above).
+  it('should reserve for the live part what the conversation may add before the step that sends it, within the total', () => {
+    // made at the step: the live part as it is
+    expect(liveAfter(400, 0, 1_900)).toBe(400);
+    // prepared 1,000 under the ceiling: the step that sends it has up to 1,000 more live
+    expect(liveAfter(400, 1_000, 1_900)).toBe(1_400);
+    // prepared far under the ceiling: the reserve takes the whole total, the record shrinks first
+    expect(liveAfter(400, 5_000, 1_900)).toBe(1_900);
+    // a live part larger than the total keeps its size (the step's own shortening bounds it)
+    expect(liveAfter(2_500, 5_000, 1_900)).toBe(2_500);
+    // no ceiling, no budget: nothing reserved
+    expect(liveAfter(400, 1_000, undefined)).toBe(400);
+  });
+
+  it('should plan a checkpoint prepared ahead with that reserve as its live part', () => {
+    const frame: Message[] = [system(filler(6_000, 's'))];
+    const conversation = [user(filler(3_000, 'a')), assistant(filler(3_000, 'b')), user(filler(500, 'c'))];
+    const plan = (ahead?: number) =>
+      planCompaction({ conversation, system: frame as never, tools: undefined, estimator: FIXED_ESTIMATOR, from: 0, ceiling: 13_600, keep: 15_000, summaryOutputTokens: 4_096, ...(ahead === undefined ? {} : { ahead }) });
+    const step = plan().live;
+    expect(step).toBe(estimatePrompt([conversation[2]!]));
+    expect(plan(800).live).toBe(step + 800);
+    expect(plan(10_000).live).toBe(1_900);
+    // the reserve leaves the record less of the same total
+    expect(plan(800).budget).toEqual(plan().budget);
+  });
+
+  it('should start a catch-up only over the budget by a quarter of it, with at least as much to cover', () => {
+    expect(CATCH_UP_SHARE).toBe(0.25);
+    // a budget of 1,900: worth a catch-up at 475 over it (2,375 kept), with a 475-token tail
+    expect(worthCatchingUp(2_375, 475, 1_900)).toBe(true);
+    expect(worthCatchingUp(2_374, 475, 1_900)).toBe(false);
+    expect(worthCatchingUp(9_000, 474, 1_900)).toBe(false);
+    expect(worthCatchingUp(1_900, 1_900, 1_900)).toBe(false);
   });
 });
 

@@ -191,7 +191,7 @@ describe('usage of a compaction', () => {
       await Promise.all(background);
       // With the prepared checkpoint the prompt is still over the ceiling: a summary is made from it,
       // and the prepared one is never sent itself.
-      await wrapped.doGenerate({ prompt: [...band(), assistant(tokens(3_000, 'b')), user(tokens(12_000, 'd'))] });
+      await wrapped.doGenerate({ prompt: [...band(), assistant(tokens(3_000, 'b')), user(tokens(13_000, 'd'))] });
       expect(scripted.summaryCalls()).toHaveLength(2);
       expect(middleware.last()).toMatchObject({ messagesCovered: 16, usage: { requests: 2, inputTokens: 20_000, cachedInputTokens: 5_000, outputTokens: 500, durationMs: 5_000 } });
       expect(middleware.last()!.prepared).toBeUndefined();
