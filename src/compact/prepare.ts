@@ -84,11 +84,12 @@ const pacesOf = ownState(() => new LRUCache<string, { at: number; length: number
 const PREPARING_PER_THREAD = 8;
 
 /**
- * Once its model's summaries have been measured (`MEASURED_MS` or more: an instant test double
- * leaves preparing to the band), preparing starts when the time left to the ceiling is within
- * `SUMMARY_MARGIN` times the longest recent one (chosen on the benchmarks: docs/benchmarks.md).
+ * Once its model's summaries have been measured (`MEASURED_MS` or more: a summary written in less
+ * than a quarter of a second, a local test double or a cache, leaves preparing to the band),
+ * preparing starts when the time left to the ceiling is within `SUMMARY_MARGIN` times the longest
+ * recent one (chosen on the benchmarks: docs/benchmarks.md).
  */
-const MEASURED_MS = 20;
+const MEASURED_MS = 250;
 const SUMMARY_MARGIN = 1;
 
 /**
@@ -127,10 +128,11 @@ export async function prepareAhead(engine: Engine, view: StepView, model: Model,
     // is reached, not before, so that less of the conversation comes after it: in the band, when the
     // time left to the ceiling (the steps left at the recent mean growth, each as long as the recent
     // mean interval) is within a summary's writing time; and at the latest one step ahead, when the
-    // next step, growing as much as the recent mean, reaches the ceiling (the step there then waits
-    // at most for the rest of it). It covers this step's whole conversation where it can: the steps
-    // after it are live.
-    if (size + pace.meanGrowth < limit) {
+    // next step, growing as much as the most it grew in a step lately, reaches the ceiling (the step
+    // there then waits at most for the rest of it; a chat's next turn may be a long paste, and at a
+    // person's pace a summary begun one turn ahead is ready when the next one comes). It covers
+    // this step's whole conversation where it can: the steps after it are live.
+    if (size + pace.growth < limit) {
       if (size < prepare * limit || size < (await preparingFrom(view, prepare * limit, limit))) return;
       if (((limit - size) / pace.meanGrowth) * pace.meanInterval > summary * SUMMARY_MARGIN) return;
     }

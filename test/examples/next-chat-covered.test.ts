@@ -8,7 +8,7 @@
 // the page reads) exactly where the middleware's own record does, and `since > 0` exactly there.
 import { createOpenAI } from '@ai-sdk/openai';
 import { type ModelMessage, type UIMessage, convertToModelMessages, generateText, wrapLanguageModel } from 'ai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type CompactionRecord, compaction, compactionOf } from '../../src';
 import { conversationEnds, coveredMessages } from '../../examples/next-chat/lib/covered';
 import { scriptedModel } from '../support/harness';
@@ -95,6 +95,10 @@ describe('examples/next-chat: a checkpoint prepared ahead is the one whose divid
     server = await startProviderServer({ contextWindow: 8_000, agent: assistantAgent() });
   });
   afterAll(() => server.close());
+  // The clock stands still: this chat's summaries are timed by how long they take (docs/design.md,
+  // "Timed to the summary"), which on a busy machine would move where each checkpoint is prepared.
+  beforeEach(() => vi.useFakeTimers({ toFake: ['Date'] }));
+  afterEach(() => vi.useRealTimers());
 
   it('should find `prepared` in the metadata and `since > 0` exactly where the record says `prepared`, and the facts answered after each compaction', async () => {
     const records: CompactionRecord[] = [];

@@ -688,9 +688,11 @@ describe('prepare', () => {
     /**
      * A chat in the 20,000-token window: each turn adds 600 tokens, `gap` ms after the one before;
      * each summary takes 2 s (the clock is moved while it is written). Returns the sizes at which a
-     * background compaction was started, after the first compaction (whose summary is measured).
+     * background compaction was started, after the first compaction (whose summary is measured),
+     * and whether each compaction was prepared ahead. `userTokens`: the size of each turn's user
+     * message (a paste now and then), 299 by default.
      */
-    async function paced(gap: number): Promise<{ startedAt: number[]; compacted: number }> {
+    async function paced(gap: number, userTokens: (turn: number) => number = () => 299): Promise<{ startedAt: number[]; compacted: number; prepared: boolean[] }> {
       vi.useFakeTimers({ toFake: ['Date'] });
       const scripted = scriptedModel({
         summary: (prompt) => {
@@ -704,7 +706,7 @@ describe('prepare', () => {
       const startedAt: number[] = [];
       for (let turn = 0; turn < 80; turn++) {
         vi.setSystemTime(Date.now() + gap);
-        conversation = [...conversation, user(`${turn} ${tokens(299)}`)];
+        conversation = [...conversation, user(`${turn} ${tokens(userTokens(turn))}`)];
         const before = background.length;
         await wrapped.doGenerate({ prompt: conversation });
         await settled();
@@ -712,7 +714,7 @@ describe('prepare', () => {
         if (records.length > 0 && background.length > before) startedAt.push(estimatePrompt(sent));
         conversation = [...conversation, assistant(`${turn} ${tokens(299, 'a')}`)];
       }
-      return { startedAt, compacted: records.length };
+      return { startedAt, compacted: records.length, prepared: records.map((record) => record.prepared === true) };
     }
 
     it('should start preparing at prepare x the ceiling when turns come faster than a summary is written', async () => {
@@ -730,6 +732,16 @@ describe('prepare', () => {
       // 2 s before the ceiling is less than one turn: only the turn whose next one reaches the
       // ceiling (16,400 or more) starts one, that next turn's compaction
       for (const size of startedAt) expect(size).toBeGreaterThanOrEqual(17_000 - 600);
+    });
+
+    it('should prepare one turn ahead by the largest recent turn when a turn 60 s later may be a long paste', async () => {
+      // every third turn pastes 3,000 tokens: the mean growth (1,300 to 1,600 with the replies) says
+      // the next turn stays under the ceiling where a paste (3,300 with its reply) does not; a turn
+      // a minute after the one before finds the summary begun a turn ahead ready
+      const { compacted, prepared } = await paced(60_000, (turn) => (turn % 3 === 2 ? 3_000 : 299));
+      expect(compacted).toBeGreaterThanOrEqual(4);
+      // the first compaction measures the summary: every one after it was prepared ahead
+      expect(prepared.slice(1)).toEqual(prepared.slice(1).map(() => true));
     });
   });
 
