@@ -23,7 +23,8 @@ import { awaitLease, longestSummary } from './lease';
  *   step at the ceiling would make for it (`compactOnce`, the step's own request, so a cache hit),
  *   stored as a prepared checkpoint. The step does not wait for it. Once its model's summaries have
  *   been measured, it starts only when one begun now would be ready about when the ceiling is
- *   reached (the steps left at the conversation's mean growth, each its mean interval apart).
+ *   reached (the steps left at the conversation's mean growth, each its mean interval apart), and
+ *   no sooner than what comes before the ceiling fits in the budget after its checkpoint.
  * - A step whose growth says the next step will reach the ceiling starts the compaction that next
  *   step will make: of this step's whole conversation (the next step's live part is what this
  *   step's reply adds). At the ceiling it leaves the prompt where waiting for a summary would.
@@ -135,6 +136,11 @@ export async function prepareAhead(engine: Engine, view: StepView, model: Model,
     if (size + pace.growth < limit) {
       if (size < prepare * limit || size < (await preparingFrom(view, prepare * limit, limit))) return;
       if (((limit - size) / pace.meanGrowth) * pace.meanInterval > summary * SUMMARY_MARGIN) return;
+      // Where a summary takes longer than the conversation runs to the ceiling, beginning sooner
+      // only shortens the wait at the ceiling, and what comes before it goes out live after the
+      // checkpoint: not before that fits in the room the budget leaves after it (else the prompt
+      // right after it is over the budget and a catch-up follows, a second summary and cache miss).
+      if (!tailFits(engine, view, limit, size)) return;
     }
     if (view.conversation.length > from && coverWhole(view, plan, end)) return start(engine, view, model, plan, { through: view.conversation.length, whole: true, catchUp: false });
     if (end > from) return start(engine, view, model, plan, { whole: false, catchUp: false });
@@ -164,6 +170,16 @@ function coverWhole(view: StepView, plan: Plan, end: number): boolean {
   const { counted, estimated } = view.size;
   const upToLive = { counted: Math.max(0, counted - Math.max(0, live - estimated)), estimated: Math.max(0, estimated - live) };
   return !summaryFitsWhole(view, upToLive, plan.window);
+}
+
+/**
+ * Whether what the conversation may add before the ceiling (`limit - size`), with a live step like
+ * this one, fits in the budget's total: the room a checkpoint prepared now leaves after it
+ * (`liveAfter`, plan.ts) is not cut short.
+ */
+function tailFits(engine: Engine, view: StepView, limit: number, size: number): boolean {
+  const { budget, live } = planOf(engine, view, limit);
+  return budget === undefined || live + (limit - size) <= budget.total;
 }
 
 /** Whether the prompt of a step is over the budget of what a compaction keeps by enough to be worth a catch-up (`worthCatchingUp`). */

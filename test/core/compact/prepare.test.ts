@@ -692,7 +692,7 @@ describe('prepare', () => {
      * and whether each compaction was prepared ahead. `userTokens`: the size of each turn's user
      * message (a paste now and then), 299 by default.
      */
-    async function paced(gap: number, userTokens: (turn: number) => number = () => 299): Promise<{ startedAt: number[]; compacted: number; prepared: boolean[] }> {
+    async function paced(gap: number, userTokens: (turn: number) => number = () => 299, system: Message[] = []): Promise<{ startedAt: number[]; compacted: number; prepared: boolean[] }> {
       vi.useFakeTimers({ toFake: ['Date'] });
       const scripted = scriptedModel({
         summary: (prompt) => {
@@ -708,7 +708,7 @@ describe('prepare', () => {
         vi.setSystemTime(Date.now() + gap);
         conversation = [...conversation, user(`${turn} ${tokens(userTokens(turn))}`)];
         const before = background.length;
-        await wrapped.doGenerate({ prompt: conversation });
+        await wrapped.doGenerate({ prompt: [...system, ...conversation] });
         await settled();
         const sent = scripted.stepCalls().at(-1)!.prompt;
         if (records.length > 0 && background.length > before) startedAt.push(estimatePrompt(sent));
@@ -732,6 +732,20 @@ describe('prepare', () => {
       // 2 s before the ceiling is less than one turn: only the turn whose next one reaches the
       // ceiling (16,400 or more) starts one, that next turn's compaction
       for (const size of startedAt) expect(size).toBeGreaterThanOrEqual(17_000 - 600);
+    });
+
+    it('should not prepare sooner than what comes before the ceiling fits in the budget, where a summary outlasts the turns to it', async () => {
+      // an 8,000-token system prompt leaves a budget of about 2,500 tokens: a summary begun in the
+      // band (from 13,600) would leave some 4,000 tokens live after its checkpoint, over the budget,
+      // and a catch-up would follow each compaction (a compaction every 6 or 7 turns); begun once
+      // what comes before the ceiling fits (from about 15,800), one compaction every 12 turns
+      const { startedAt, compacted, prepared } = await paced(10, () => 299, [{ role: 'system', content: tokens(8_000, 's') }]);
+      expect(compacted).toBeGreaterThanOrEqual(5);
+      expect(compacted).toBeLessThanOrEqual(7);
+      expect(prepared.slice(1)).toEqual(prepared.slice(1).map(() => true));
+      // the first start after the first compaction is its catch-up (its summary was not yet measured)
+      expect(startedAt.length).toBeGreaterThanOrEqual(4);
+      for (const size of startedAt.slice(1)) expect(size).toBeGreaterThanOrEqual(15_500);
     });
 
     it('should prepare one turn ahead by the largest recent turn when a turn 60 s later may be a long paste', async () => {
