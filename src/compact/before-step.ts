@@ -1,39 +1,42 @@
 import type { Engine } from '../engine';
 import { CompactionError, failureDetail, isAbort, messageOf } from '../errors';
-import { liveStart } from '../prompt/conversation';
 import type { Model } from '../prompt/types';
 import type { CompactionUsage } from '../types';
 import { type StepView, totalSize, withCheckpoint } from '../view';
 import { clearFirst } from './clear';
 import { compact, sendPrepared } from './compact';
-import type { Plan } from './decide';
+import type { Decision } from './decide';
 import { fitsWindow, holdAfterFailure, holdNothingOlder } from './holds';
+import { type CompactionPlan, planOf } from './plan';
 import { findPrepared, firstReadable } from './prepare';
 
 /**
- * Compacts a step that is due. An auto compaction first looks for a checkpoint prepared for a
- * prefix of this conversation: the step sends it at once when the prompt with it fits under the
- * ceiling (the longest ready one; one still being written is waited for only when none is);
- * otherwise it compacts now from it. Without one it compacts as usual.
+ * Compacts a step that is due, decided once as a plan (docs/design.md, "One budget"): what it
+ * covers, what stays live and what each part of the checkpoint may take. An auto compaction first
+ * looks for a checkpoint prepared for a prefix of this conversation: the step sends it at once when
+ * the prompt with it fits under the ceiling (the longest ready one; one still being written is
+ * waited for only when none is); otherwise it compacts now from it. Without one it compacts by the
+ * plan.
  */
-export async function compactAtCeiling(engine: Engine, view: StepView, model: Model, plan: Plan & { reason: 'auto' | 'manual' }): Promise<StepView> {
-  const prepared = plan.reason === 'auto' && plan.limit !== undefined ? await findPrepared(engine, view, model, plan.limit) : undefined;
-  if (prepared === undefined) return compactBeforeStep(engine, view, model, plan);
+export async function compactAtCeiling(engine: Engine, view: StepView, model: Model, decision: Decision & { reason: 'auto' | 'manual' }): Promise<StepView> {
+  const plan = planOf(engine, view, decision.limit);
+  const prepared = decision.reason === 'auto' && decision.limit !== undefined ? await findPrepared(engine, view, model, plan, decision.limit) : undefined;
+  if (prepared === undefined) return compactBeforeStep(engine, view, model, { ...decision, plan });
   let checkpoint = prepared.ready;
   if (checkpoint === undefined && prepared.pending.length > 0) {
     // With clearing on, a step that would wait for the rest of a summary clears instead when that
     // alone brings it under the ceiling; the summary is sent at the next compaction point.
-    const end = liveStart(view.conversation);
-    const cleared = await clearFirst(engine, { view, reason: 'auto', model, limit: plan.limit, target: undefined, end, instead: true });
+    const cleared = await clearFirst(engine, { view, reason: 'auto', model, limit: decision.limit, target: undefined, from: plan.from, end: plan.end, instead: true });
     if (cleared !== undefined) return cleared;
     checkpoint = await firstReadable(prepared.pending, model);
   }
   checkpoint ??= prepared.tooLarge;
-  if (checkpoint === undefined) return compactBeforeStep(engine, view, model, plan);
+  if (checkpoint === undefined) return compactBeforeStep(engine, view, model, { ...decision, plan });
   const placed = withCheckpoint(view, checkpoint);
-  if (totalSize(placed) < plan.limit!) return sendPrepared(engine, view, checkpoint);
-  // Made from it, the new checkpoint is what goes out: the prepared one's cost is reported with it.
-  const step = await compactBeforeStep(engine, placed, model, { ...plan, carried: checkpoint.usage });
+  if (totalSize(placed) < decision.limit!) return sendPrepared(engine, view, checkpoint);
+  // Made from it, the new checkpoint is what goes out (planned anew: it covers from where the
+  // prepared one ends): the prepared one's cost is reported with it.
+  const step = await compactBeforeStep(engine, placed, model, { ...decision, carried: checkpoint.usage });
   // The compaction from it failed and the step goes out with the prepared checkpoint: it is sent now.
   return step === placed ? sendPrepared(engine, view, checkpoint) : step;
 }
@@ -48,11 +51,11 @@ export async function compactBeforeStep(
   engine: Engine,
   view: StepView,
   model: Model,
-  plan: Plan & { reason: 'auto' | 'manual'; carried?: CompactionUsage },
+  decision: Decision & { reason: 'auto' | 'manual'; carried?: CompactionUsage; plan?: CompactionPlan },
 ): Promise<StepView> {
-  const { reason, window, limit, carried } = plan;
+  const { reason, window, limit, carried, plan } = decision;
   try {
-    return await compact(engine, { view, reason, model, window, target: limit, limit, ...(carried === undefined ? {} : { carried }) });
+    return await compact(engine, { view, reason, model, window, target: limit, limit, ...(carried === undefined ? {} : { carried }), ...(plan === undefined ? {} : { plan }) });
   } catch (error) {
     if (isAbort(error, view.params.abortSignal)) throw error;
     const failure = CompactionError.isInstance(error)

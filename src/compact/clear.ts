@@ -7,7 +7,7 @@ import { estimateMessages } from '../sizing/estimate';
 import { type StoredCheckpoint, readableBy } from '../store/format';
 import type { CompactionReason, CompactionRecord } from '../types';
 import { startCompactionSpan } from '../telemetry/spans';
-import { type StepView, arrange, coveredUpTo, totalSize, withCheckpoint } from '../view';
+import { type StepView, arrange, totalSize, withCheckpoint } from '../view';
 import { noUsage } from './cost';
 import { type Made, singleFlight } from './flight';
 import { announce } from './report';
@@ -30,6 +30,8 @@ export interface ClearingRequest {
   limit: number | undefined;
   /** The size the compacted prompt must stay under (overflow recovery). */
   target: number | undefined;
+  /** Where what a compaction covers begins: the end of what the conversation's checkpoint covers. */
+  from: number;
   /** Where the live part begins: nothing from there on is cleared. */
   end: number;
   /**
@@ -48,7 +50,7 @@ export interface ClearingRequest {
  * grown by less than `atLeast` since the last clearing (the provider counted the cleared prompt
  * larger than its estimate), or when the provider rejected the cleared prompt, a summary is made.
  */
-export function planClearing(settings: ResolvedOptions, { view, reason, limit, target, end, instead = false }: ClearingRequest): ClearingPlan | undefined {
+export function planClearing(settings: ResolvedOptions, { view, reason, limit, target, from, end, instead = false }: ClearingRequest): ClearingPlan | undefined {
   const setting = settings.clearToolResults;
   if (setting === false || reason === 'manual' || limit === undefined || limit <= 0) return undefined;
   const { atLeast, atMost } = instead ? { atLeast: 1, atMost: limit - 1 } : clearingThresholds(limit, setting.atLeast);
@@ -58,7 +60,6 @@ export function planClearing(settings: ResolvedOptions, { view, reason, limit, t
     const grown = estimateMessages(view.conversation, Math.min(current.clear.at, view.conversation.length), view.conversation.length, view.estimator);
     if (grown < atLeast) return undefined;
   }
-  const from = coveredUpTo(view);
   const length = clearingEnd(view.conversation, from, end, setting.keep ?? recordBudget(settings.keep, limit), view.estimator);
   if (length <= from) return undefined;
   const { outputs, characters } = clearToolOutputs(view.conversation, from, length);

@@ -4,7 +4,6 @@ import { type UserWords, collectUserWords, withUserWords, withoutUserWordsSectio
 import { recordOpening, selectRecord } from '../checkpoint/record';
 import { MIN_SUMMARY_ROOM, roomFor, summarize } from '../checkpoint/summarize';
 import { SUMMARY_PROMPT, UPDATE_PROMPT } from '../checkpoint/prompts';
-import { MAX_BUDGET_SHARE } from '../checkpoint/budget';
 import { type Engine, modelKey } from '../engine';
 import { CompactionError } from '../errors';
 import { liveStart, textMessage } from '../prompt/conversation';
@@ -13,7 +12,7 @@ import { charsPerTokenOf, estimateMessages } from '../sizing/estimate';
 import { type StoredCheckpoint, readableBy } from '../store/format';
 import { startCompactionSpan } from '../telemetry/spans';
 import type { CompactionReason, CompactionRecord, CompactionUsage } from '../types';
-import { type StepView, coveredUpTo, totalSize, withCheckpoint } from '../view';
+import { type StepView, totalSize, withCheckpoint } from '../view';
 import { clearFirst } from './clear';
 import { type Meter, addUsage, meter, noUsage } from './cost';
 import { type Made, singleFlight } from './flight';
@@ -54,28 +53,29 @@ export interface CompactRequest {
    * sent itself: reported with this compaction, so that no summary request goes unreported.
    */
   carried?: CompactionUsage;
+  /**
+   * The compaction decided already (docs/design.md, "One budget"): by the step at the ceiling for
+   * its view (`compactAtCeiling`), or by `compact` for its cheap tier. By default it is planned from
+   * the request (`planFor`).
+   */
+  plan?: CompactionPlan;
 }
 
-/** One compaction to run: the request, and what it covers (`from` to `end` of the conversation). */
+/** One compaction to run: the request, its plan (what it covers, `from` to `end` of the conversation, and what each part of the checkpoint may take) and the digest of what it covers. */
 interface Job extends CompactRequest {
-  from: number;
-  end: number;
-  /** Prepared ahead: what the conversation may add before the step that sends it (`aheadOf`). */
-  ahead: number;
-  digest: string;
-  /** What each part of the checkpoint may take. */
   plan: CompactionPlan;
+  digest: string;
 }
 
 /** Compacts a step (once among concurrent steps that need the same compaction) and returns the view to send. */
 export async function compact(engine: Engine, request: CompactRequest): Promise<StepView> {
   const { view, reason, target } = request;
-  const { end } = coverage(request);
+  const plan = planFor(engine, request);
   // The cheap tier first: old tool outputs cleared, no model call (docs/design.md, "Clearing old
   // tool results").
-  const cleared = await clearFirst(engine, { view, reason, model: request.model, limit: request.limit, target, end });
+  const cleared = await clearFirst(engine, { view, reason, model: request.model, limit: request.limit, target, from: plan.from, end: plan.end });
   if (cleared !== undefined) return cleared;
-  const made = await compactOnce(engine, request);
+  const made = await compactOnce(engine, { ...request, plan });
   // A compaction prepared in the background that this step joined or found: this step sends it first.
   if (made.prepared === true) return sendPrepared(engine, view, made.checkpoint, reason);
   return place(view, made);
@@ -88,9 +88,8 @@ export async function compact(engine: Engine, request: CompactRequest): Promise<
  */
 export async function compactOnce(engine: Engine, request: CompactRequest): Promise<Made> {
   const { view, reason, target } = request;
-  const { from, end } = coverage(request);
-  const ahead = aheadOf(request);
-  const job: Job = { ...request, from, end, ahead, digest: await view.digests!.of(end), plan: planOf(engine, view, request.limit, undefined, end, ahead) };
+  const plan = planFor(engine, request);
+  const job: Job = { ...request, plan, digest: await view.digests!.of(plan.end) };
   const key = `${reason === 'overflow' ? `${target}:` : ''}${job.digest}`;
   return singleFlight(engine, key, view.params.abortSignal, () => reuseOrRun(engine, job));
 }
@@ -105,17 +104,21 @@ function aheadOf({ view, prepare, catchUp, limit }: CompactRequest): number {
   return Math.max(0, limit - totalSize(view));
 }
 
-/** What a compaction covers, `from` to `end` of the conversation; throws when there is nothing older to compact. */
-function coverage({ view, reason, through }: CompactRequest): { from: number; end: number } {
+/**
+ * The plan of a compaction (plan.ts): the request's own, or made once here from its step, ceiling
+ * and options; throws when there is nothing older to compact.
+ */
+function planFor(engine: Engine, request: CompactRequest): CompactionPlan {
+  const { view, reason, through, limit } = request;
   // What stays live (a new user turn, or the newest step of a tool loop) is never covered; a
   // compaction prepared for the next step covers this step's whole conversation, whose newest
   // step the next one's live part follows.
-  const end = through ?? liveStart(view.conversation);
-  const from = coveredUpTo(view);
+  const plan = request.plan ?? planOf(engine, view, limit, undefined, through ?? liveStart(view.conversation), aheadOf(request));
+  const { from, end } = plan;
   if (end === 0 || end < from || view.digests === undefined || (end === from && reason === 'auto')) {
     throw new CompactionError({ reason: 'nothing-to-compact', message: 'there is no older conversation to compact' });
   }
-  return { from, end };
+  return plan;
 }
 
 /** This step's view with a checkpoint made for it or for a concurrent step of the same conversation. */
@@ -131,7 +134,8 @@ function place(view: StepView, made: Made): StepView {
  * messages is no summary of them: one is made.
  */
 async function reuseOrRun(engine: Engine, job: Job): Promise<Made> {
-  const { view, digest, end, model } = job;
+  const { view, digest, model } = job;
+  const { end } = job.plan;
   let existing = digest === view.checkpoint?.digest ? undefined : await engine.keeper.checkpoint(digest, end, view.budget);
   if (existing === undefined && digest !== view.checkpoint?.digest) existing = await leaseOrWait(engine, view, { length: end, digest }, writerOf(engine, model));
   if (existing === undefined || existing.clear !== undefined || !readableBy(existing, modelKey(model))) return runLeased(engine, job);
@@ -171,7 +175,7 @@ async function runLeased(engine: Engine, job: Job): Promise<Made> {
   try {
     return await run(engine, job);
   } catch (error) {
-    await releaseLease(engine, job.view, { length: job.end, digest: job.digest }).catch(() => undefined);
+    await releaseLease(engine, job.view, { length: job.plan.end, digest: job.digest }).catch(() => undefined);
     throw error;
   }
 }
@@ -195,8 +199,9 @@ async function run(engine: Engine, job: Job): Promise<Made> {
 }
 
 /** Makes the checkpoint (a summary and record, or the provider's item) with metered model calls, stores it and reports it. */
-async function make(engine: Engine, { view, reason, model, window, target, limit, from, end, ahead, digest, plan, prepare = false, catchUp = false, carried }: Job, costs: Meter): Promise<Made> {
+async function make(engine: Engine, { view, reason, model, window, target, limit, digest, plan, prepare = false, catchUp = false, carried }: Job, costs: Meter): Promise<Made> {
   const { settings } = engine;
+  const { from, end } = plan;
   // What stays live cannot fit the window beside any checkpoint: no summary request is made for it.
   if (window !== undefined && plan.frame + plan.live + plan.wrapper > window) {
     throw new CompactionError({
@@ -237,7 +242,7 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
     // the reply: a small window) goes out without what the record holds: the record then takes up
     // to the most a compaction may keep (half the room), so that less must be shortened out of it.
     const squeezed = !summaryFitsWhole(view, request.size, window);
-    const sized = squeezed && plan.budget !== undefined ? planOf(engine, view, limit, MAX_BUDGET_SHARE, end, ahead) : plan;
+    const sized = squeezed ? { ...plan, ...plan.widest } : plan;
     const expectedIdentifiers = identifierAllowance(sized, expected, identifierBudget(limit));
     // The user's messages the record will not hold (docs/design.md, "The user's words"): at first
     // those before the newest turn it covers (whose user message the record always holds).

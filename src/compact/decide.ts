@@ -5,7 +5,7 @@ import { type StepView, totalSize } from '../view';
 import { held } from './holds';
 
 /** Whether a step compacts before it goes out, and against what window and ceiling. */
-export interface Plan {
+export interface Decision {
   /** Why it compacts; `undefined`: it goes out as it is. */
   reason: 'auto' | 'manual' | undefined;
   window: number | undefined;
@@ -18,7 +18,7 @@ export interface Plan {
  * asked (`manual`: `compactNext()` or the call's `compact`, whatever holds stand), auto when its
  * size reaches the ceiling and no hold stands.
  */
-export async function decide(engine: Engine, view: StepView, model: Model, manual: boolean): Promise<Plan> {
+export async function decide(engine: Engine, view: StepView, model: Model, manual: boolean): Promise<Decision> {
   const window = windowFor(engine, model);
   const limit = window === undefined ? undefined : ceiling(window, engine.settings.buffer, view.params.maxOutputTokens);
   if (limit !== undefined && limit <= 0) {

@@ -1,4 +1,4 @@
-import { type KeepBudget, identifiersRoom, keepBudget, recordRoom, userWordsRoom } from '../checkpoint/budget';
+import { type BudgetInput, type KeepBudget, MAX_BUDGET_SHARE, identifiersRoom, keepBudget, recordRoom, userWordsRoom } from '../checkpoint/budget';
 import { USER_WORDS_MAX_TOKENS } from '../checkpoint/user-words';
 import { afterCheckpoint } from '../checkpoint/live';
 import { checkpointMessage } from '../checkpoint/message';
@@ -25,6 +25,12 @@ export interface CompactionPlan {
   live: number;
   /** Tokens of the checkpoint message's fixed text (its tags and its opening line). */
   wrapper: number;
+  /**
+   * The budget at the most a compaction may keep (half the room), with the live part it reserves:
+   * what a compaction whose summary request cannot carry the whole conversation sizes its record by
+   * (docs/design.md, "One budget"). The plan's own where there is no ceiling.
+   */
+  widest: Pick<CompactionPlan, 'budget' | 'live'>;
 }
 
 /** What a plan is made from: the step (its conversation, frame and estimator), the ceiling and the options. */
@@ -53,11 +59,23 @@ export interface PlanInput {
 
 /** Plans the compaction of a conversation: it covers everything before its live part (a new user turn, or the newest step). */
 export function planCompaction({ conversation, system, tools, estimator, from, ceiling, keep, summaryOutputTokens, share, end = liveStart(conversation), ahead = 0 }: PlanInput): CompactionPlan {
-  const budget = budgetOf({ system, tools, estimator, ceiling, keep, summaryOutputTokens, share });
+  const frame = frameTokens(system, tools, estimator);
+  const budget = ceiling === undefined ? undefined : budgetAt({ ceiling, frame, keep, summaryOutputTokens, share });
   // A compaction of the whole conversation is made for the next step, whose live part is not there
-  // yet: it leaves room for one as large as this step's.
+  // yet: it leaves room for one as large as this step's. The live step's share of the room (a
+  // quarter) does not depend on the budget's share.
   const step = liveTokens(conversation, end === conversation.length ? liveStart(conversation) : end, budget?.step, estimator);
-  return { from, end, frame: budget === undefined ? frameTokens(system, tools, estimator) : budget.frame, budget, live: liveAfter(step, ahead, budget?.total), wrapper: estimateMessages([checkpointMessage('', '')], 0, 1, estimator) };
+  const live = liveAfter(step, ahead, budget?.total);
+  const wide = ceiling === undefined ? undefined : budgetAt({ ceiling, frame, keep, summaryOutputTokens, share: MAX_BUDGET_SHARE });
+  return {
+    from,
+    end,
+    frame,
+    budget,
+    live,
+    wrapper: estimateMessages([checkpointMessage('', '')], 0, 1, estimator),
+    widest: wide === undefined ? { budget, live } : { budget: wide, live: liveAfter(step, ahead, wide.total) },
+  };
 }
 
 /**
@@ -71,11 +89,9 @@ export function liveAfter(step: number, ahead: number, total: number | undefined
   return Math.max(step, Math.min(step + ahead, total));
 }
 
-/** The budget of a compaction made at this ceiling with this frame; `undefined` without a ceiling. */
-export function budgetOf({ system, tools, estimator, ceiling, keep, summaryOutputTokens, share }: Omit<PlanInput, 'conversation' | 'from' | 'end'>): (KeepBudget & { frame: number }) | undefined {
-  if (ceiling === undefined) return undefined;
-  const frame = frameTokens(system, tools, estimator);
-  return { ...keepBudget({ ceiling, frame, keep, summaryOutputTokens, ...(share === undefined ? {} : { share }) }), frame };
+/** The budget of a compaction made at this ceiling with this frame, at `share` of the room (by default the instance's). */
+function budgetAt({ share, ...input }: Omit<BudgetInput, 'share'> & { share: number | undefined }): KeepBudget {
+  return keepBudget({ ...input, ...(share === undefined ? {} : { share }) });
 }
 
 /** Tokens of the system messages and tool definitions. */

@@ -9,9 +9,9 @@ import { type StoredCheckpoint, liveLeases, readableBy } from '../store/format';
 import { type StepView, coveredUpTo, totalSize, withCheckpoint } from '../view';
 import { planClearing } from './clear';
 import { compactOnce, sendPrepared, summaryFitsWhole, writerOf } from './compact';
-import type { Plan } from './decide';
+import type { Decision } from './decide';
 import { untilAborted } from './flight';
-import { planOf } from './plan';
+import { type CompactionPlan, planOf } from './plan';
 import { awaitLease, longestSummary } from './lease';
 
 /**
@@ -103,9 +103,9 @@ const SUMMARY_MARGIN = 1;
  *   under it) and nothing is being prepared for its conversation; after a compaction that left the
  *   prompt in that band, from halfway to the ceiling (`preparingFrom`).
  */
-export async function prepareAhead(engine: Engine, view: StepView, model: Model, plan: Plan): Promise<void> {
+export async function prepareAhead(engine: Engine, view: StepView, model: Model, decision: Decision): Promise<void> {
   const { auto, prepare } = engine.settings;
-  const { limit } = plan;
+  const { limit } = decision;
   if (!auto || prepare === false || limit === undefined || limit <= 0 || !view.sizeKnown) return;
   const { digests, threadDigest } = view;
   if (digests === undefined || threadDigest === undefined) return;
@@ -115,11 +115,11 @@ export async function prepareAhead(engine: Engine, view: StepView, model: Model,
   if (size >= limit) return;
   const from = coveredUpTo(view);
   const end = liveStart(view.conversation);
-  if (view.compaction?.prepared === true) return catchUpAfter(engine, view, model, plan, end > from && overBudget(engine, view, limit, from, end));
+  if (view.compaction?.prepared === true) return catchUpAfter(engine, view, model, decision, end > from && overBudget(engine, view, limit, from, end));
   if (view.compaction !== undefined) return;
   // With clearing old tool results on, nothing is prepared while clearing alone would bring the
   // prompt under its target: it needs no model call, the step at the ceiling clears.
-  if (end > from && planClearing(engine.settings, { view, reason: 'auto', model, limit, target: undefined, end }) !== undefined) return;
+  if (end > from && planClearing(engine.settings, { view, reason: 'auto', model, limit, target: undefined, from, end }) !== undefined) return;
   // The most it grew in a step lately (as this instance served its steps, or else since the
   // provider's count the size rests on, which every instance sharing the store reads).
   const grown = pace?.growth ?? (view.size.counted > 0 ? view.size.estimated : 0);
@@ -142,17 +142,17 @@ export async function prepareAhead(engine: Engine, view: StepView, model: Model,
       // right after it is over the budget and a catch-up follows, a second summary and cache miss).
       if (!tailFits(engine, view, limit, size)) return;
     }
-    if (view.conversation.length > from && coverWhole(view, plan, end)) return start(engine, view, model, plan, { through: view.conversation.length, whole: true, catchUp: false });
-    if (end > from) return start(engine, view, model, plan, { whole: false, catchUp: false });
+    if (view.conversation.length > from && coverWhole(view, decision, end)) return start(engine, view, model, decision, { through: view.conversation.length, whole: true, catchUp: false });
+    if (end > from) return start(engine, view, model, decision, { whole: false, catchUp: false });
     return;
   }
   // Unmeasured: the next step, as large as the most it grew in a step lately, reaches the ceiling.
-  if (grown > 0 && size + grown >= limit && view.conversation.length > from && coverWhole(view, plan, end)) {
-    return start(engine, view, model, plan, { through: view.conversation.length, whole: true, catchUp: false });
+  if (grown > 0 && size + grown >= limit && view.conversation.length > from && coverWhole(view, decision, end)) {
+    return start(engine, view, model, decision, { through: view.conversation.length, whole: true, catchUp: false });
   }
   if (size < prepare * limit || end <= from) return;
   if (size < (await preparingFrom(view, prepare * limit, limit))) return;
-  return start(engine, view, model, plan, { whole: false, catchUp: false });
+  return start(engine, view, model, decision, { whole: false, catchUp: false });
 }
 
 /**
@@ -161,15 +161,15 @@ export async function prepareAhead(engine: Engine, view: StepView, model: Model,
  * would not (a small window and a large live part: a long paste in a chat), since a shortened
  * request loses what the summary should keep.
  */
-function coverWhole(view: StepView, plan: Plan, end: number): boolean {
-  if (summaryFitsWhole(view, view.size, plan.window)) return true;
+function coverWhole(view: StepView, decision: Decision, end: number): boolean {
+  if (summaryFitsWhole(view, view.size, decision.window)) return true;
   // Shortened only in its tool outputs (the first rungs of the transcript's ladder): the words all go.
   const words = view.conversation.filter((message) => message.role !== 'tool').map((message) => (typeof message.content === 'string' ? message : { ...message, content: message.content.filter((part) => part.type !== 'tool-result') }) as Message);
-  if (summaryFitsWhole(view, { counted: 0, estimated: estimatePrompt([...view.system, ...words], view.params.tools, view.estimator) }, plan.window)) return true;
+  if (summaryFitsWhole(view, { counted: 0, estimated: estimatePrompt([...view.system, ...words], view.params.tools, view.estimator) }, decision.window)) return true;
   const live = estimateMessages(view.conversation, end, view.conversation.length, view.estimator);
   const { counted, estimated } = view.size;
   const upToLive = { counted: Math.max(0, counted - Math.max(0, live - estimated)), estimated: Math.max(0, estimated - live) };
-  return !summaryFitsWhole(view, upToLive, plan.window);
+  return !summaryFitsWhole(view, upToLive, decision.window);
 }
 
 /**
@@ -212,7 +212,7 @@ export const CATCH_UP_SHARE = 0.25;
  * the budget with messages between the checkpoint and the live part (`needed`), a catch-up of the
  * whole conversation is started. One catch-up at a time; a failed one changes nothing.
  */
-async function catchUpAfter(engine: Engine, view: StepView, model: Model, plan: Plan, needed: boolean): Promise<void> {
+async function catchUpAfter(engine: Engine, view: StepView, model: Model, decision: Decision, needed: boolean): Promise<void> {
   const thread = threadOf(engine, view.threadDigest!);
   const from = coveredUpTo(view);
   for (const entry of thread.entries) {
@@ -226,12 +226,12 @@ async function catchUpAfter(engine: Engine, view: StepView, model: Model, plan: 
     return;
   }
   if (!needed) return;
-  const whole = coverWhole(view, plan, liveStart(view.conversation));
-  return start(engine, view, model, plan, { ...(whole ? { through: view.conversation.length } : {}), whole, catchUp: true });
+  const whole = coverWhole(view, decision, liveStart(view.conversation));
+  return start(engine, view, model, decision, { ...(whole ? { through: view.conversation.length } : {}), whole, catchUp: true });
 }
 
 /** Starts one background compaction of this conversation, unless one that would serve is prepared already (by this or another instance). */
-async function start(engine: Engine, view: StepView, model: Model, plan: Plan, kind: { through?: number; whole: boolean; catchUp: boolean }): Promise<void> {
+async function start(engine: Engine, view: StepView, model: Model, decision: Decision, kind: { through?: number; whole: boolean; catchUp: boolean }): Promise<void> {
   const { digests, threadDigest } = view;
   const from = coveredUpTo(view);
   const end = kind.through ?? liveStart(view.conversation);
@@ -249,7 +249,7 @@ async function start(engine: Engine, view: StepView, model: Model, plan: Plan, k
     // One prepared here for a shorter prefix and never sent (a clearing went out instead of waiting
     // for it): this one is made from it, so that its summary is not written for nothing.
     const base = view.checkpoint?.clear === undefined ? undefined : await longestReady(view, thread.entries, from, end - 1);
-    const request = { view: detached(engine, base === undefined ? view : withCheckpoint(view, base)), reason: 'auto' as const, model, window: plan.window, target: undefined, limit: plan.limit, prepare: true, ...(kind.through === undefined ? {} : { through: kind.through }) };
+    const request = { view: detached(engine, base === undefined ? view : withCheckpoint(view, base)), reason: 'auto' as const, model, window: decision.window, target: undefined, limit: decision.limit, prepare: true, ...(kind.through === undefined ? {} : { through: kind.through }) };
     entry.made = compactOnce(engine, { ...request, catchUp: kind.catchUp })
       // A compaction of this prefix made by a step meanwhile was joined: that one is no prepared checkpoint.
       .then(async (made) => {
@@ -408,16 +408,22 @@ export interface Candidate {
  * lease, with which it could fit, longest first (the step waits only for the rest of a summary
  * already being written); and the longest one ready that does not fit (the step compacts from it).
  */
-export async function findPrepared(engine: Engine, view: StepView, model: Model, limit: number): Promise<{ ready?: StoredCheckpoint; pending: Candidate[]; tooLarge?: StoredCheckpoint } | undefined> {
+export async function findPrepared(
+  engine: Engine,
+  view: StepView,
+  model: Model,
+  plan: CompactionPlan,
+  limit: number,
+): Promise<{ ready?: StoredCheckpoint; pending: Candidate[]; tooLarge?: StoredCheckpoint } | undefined> {
   const { digests, threadDigest } = view;
   if (digests === undefined || threadDigest === undefined) return undefined;
-  const from = coveredUpTo(view);
-  const end = liveStart(view.conversation);
+  const { from, end } = plan;
+  const couldFit = (length: number) => fitsAfter(view, length, plan.budget?.step, limit);
   const eligible = async (ref: { length: number; digest: string }) => ref.length > from && ref.length <= end && (await view.digests!.hasPrefix(ref));
   const candidates: Candidate[] = [];
   for (const entry of preparingOf(engine).peek(threadDigest)?.entries ?? []) {
     if (!(await eligible(entry))) continue;
-    if (!entry.settled && !couldFit(engine, view, entry.length, limit)) continue;
+    if (!entry.settled && !couldFit(entry.length)) continue;
     candidates.push({ length: entry.length, ready: entry.settled, get: () => untilAborted(entry.made, view.params.abortSignal) });
   }
   for (const ref of view.thread?.prepared ?? []) {
@@ -425,7 +431,7 @@ export async function findPrepared(engine: Engine, view: StepView, model: Model,
   }
   // Being written by another instance (its lease): waited for like one of this instance's own.
   for (const held of liveLeases(view.thread, engine.keeper.owner)) {
-    if ((await eligible(held)) && couldFit(engine, view, held.length, limit)) candidates.push({ length: held.length, ready: false, get: () => awaitLease(engine, view, held, writerOf(engine, model)) });
+    if ((await eligible(held)) && couldFit(held.length)) candidates.push({ length: held.length, ready: false, get: () => awaitLease(engine, view, held, writerOf(engine, model)) });
   }
   if (candidates.length === 0) return undefined;
   candidates.sort((a, b) => b.length - a.length);
@@ -448,8 +454,8 @@ export async function firstReadable(candidates: Candidate[], model: Model): Prom
   return undefined;
 }
 
-/** Whether the prompt could fit under the ceiling with a checkpoint covering `length` messages: what goes out after it does. */
-function couldFit(engine: Engine, view: StepView, length: number, limit: number): boolean {
-  const after = afterCheckpoint(view.conversation, length, planOf(engine, view, limit).budget?.step);
+/** Whether the prompt could fit under the ceiling with a checkpoint covering `length` messages, the live step within `step` tokens: what goes out after it does. */
+function fitsAfter(view: StepView, length: number, step: number | undefined, limit: number): boolean {
+  const after = afterCheckpoint(view.conversation, length, step);
   return estimatePrompt([...view.system, ...after], view.params.tools, view.estimator) < limit;
 }

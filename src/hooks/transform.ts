@@ -30,11 +30,11 @@ export async function transformStep(engine: Engine, params: CallOptions, model: 
   // A catch-up prepared in the background after a checkpoint that left the prompt over the
   // budget is sent by the first step after it is ready.
   const current = await sendCatchUp(engine, view, model);
-  const plan = await decide(engine, current, model, manual() || call.compact === true);
-  const step = plan.reason === undefined ? current : await compactAtCeiling(engine, current, model, { ...plan, reason: plan.reason });
+  const decision = await decide(engine, current, model, manual() || call.compact === true);
+  const step = decision.reason === undefined ? current : await compactAtCeiling(engine, current, model, { ...decision, reason: decision.reason });
   // Near the ceiling (also right after a prepared checkpoint was sent): the next checkpoint is
   // prepared beside this step, which does not wait for it.
-  await prepareAhead(engine, step, model, plan);
+  await prepareAhead(engine, step, model, decision);
   // The caller's own params when nothing changed.
   return { params: step.sent === view.conversation && view.params === params ? params : paramsFor(step), step };
 }

@@ -136,6 +136,26 @@ describe('a checkpoint prepared ahead keeps the budget', () => {
     expect(plan(800).budget).toEqual(plan().budget);
   });
 
+  it('should plan the budget at half the room beside its own, for a summary request too large for the window', () => {
+    const frame: Message[] = [system(filler(6_000, 's'))];
+    const conversation = [user(filler(3_000, 'a')), assistant(filler(3_000, 'b')), user(filler(500, 'c'))];
+    const plan = (ahead: number, ceiling: number | undefined) =>
+      planCompaction({ conversation, system: frame as never, tools: undefined, estimator: FIXED_ESTIMATOR, from: 0, ceiling, keep: 15_000, summaryOutputTokens: 4_096, ahead });
+    const step = plan(0, 13_600).live;
+    // a room of 7,600: a quarter is 1,900, half is 3,800; the live step's quarter is 1,900 in both
+    expect(plan(0, 13_600).budget!.total).toBe(1_900);
+    expect(plan(0, 13_600).widest.budget!.total).toBe(3_800);
+    expect(plan(0, 13_600).widest.budget!.step).toBe(1_900);
+    expect(plan(0, 13_600).widest.budget!.summary).toBe(1_900);
+    expect(plan(0, 13_600).widest.live).toBe(step);
+    // prepared far under the ceiling: each reserve takes its own total
+    expect(plan(10_000, 13_600).live).toBe(1_900);
+    expect(plan(10_000, 13_600).widest.live).toBe(3_800);
+    expect(plan(1_000, 13_600).widest.live).toBe(step + 1_000);
+    // no ceiling: no budget at either share
+    expect(plan(0, undefined).widest).toEqual({ budget: undefined, live: step });
+  });
+
   it('should start a catch-up only over the budget by a quarter of it, with at least as much to cover', () => {
     expect(CATCH_UP_SHARE).toBe(0.25);
     // a budget of 1,900: worth a catch-up at 475 over it (2,375 kept), with a 475-token tail

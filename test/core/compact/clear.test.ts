@@ -11,7 +11,7 @@ import { FIXED_ESTIMATOR, estimatePrompt } from '../../../src/sizing/estimate';
 import { buildState, parseState } from '../../../src/state';
 import { Keeper } from '../../../src/store/keeper';
 import type { StoredCheckpoint } from '../../../src/store/format';
-import { resolveView, withCheckpoint } from '../../../src/view';
+import { coveredUpTo, resolveView, withCheckpoint } from '../../../src/view';
 import { MockLanguageModel, SUMMARY, isSummaryPrompt, lastText, textResult } from '../../support/models';
 import { assistant, recordingLogger, scriptedModel, textOf, toolResult, user, wrap } from '../../support/harness';
 
@@ -51,7 +51,7 @@ function plan(conversation: Message[], options: { limit: number; clearToolResult
   return (async () => {
     const step = view ?? (await viewOf(conversation));
     const settings = resolveOptions({ clearToolResults: options.clearToolResults ?? true });
-    return planClearing(settings, { view: step, reason: options.reason ?? 'auto', model: {} as never, limit: options.limit, target: undefined, end: liveStart(step.conversation) });
+    return planClearing(settings, { view: step, reason: options.reason ?? 'auto', model: {} as never, limit: options.limit, target: undefined, from: coveredUpTo(step), end: liveStart(step.conversation) });
   })();
 }
 
