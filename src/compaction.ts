@@ -16,7 +16,7 @@ import type { StepView } from './view';
  * @example
  * const model = wrapLanguageModel({
  *   model: openai('gpt-5'),
- *   middleware: compaction({ contextWindow: 400_000 }),
+ *   middleware: compaction({ contextWindow: 272_000 }), // the largest prompt gpt-5 takes (README, "The window")
  * });
  */
 export function compaction(options: CompactionOptions = {}): CompactionMiddleware {
