@@ -19,7 +19,7 @@ import { type Made, singleFlight } from './flight';
 import { leaseOrWait, measuredSummary, releaseLease } from './lease';
 import { placeHold } from './holds';
 import { keptUserMessages, nativeItem } from './native';
-import { type CompactionPlan, identifierAllowance, planOf, recordAllowance, summaryLimit, userMessageAllowance, userWordsAllowance } from './plan';
+import { type CompactionPlan, expectedSummary, identifierAllowance, planOf, recordAllowance, sizedFor, summaryLimit, userMessageAllowance, userWordsAllowance } from './plan';
 import { announce } from './report';
 
 /** What a compaction is asked to do. */
@@ -237,12 +237,8 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
     // request carries what that record leaves out, and the record made once the summary is written
     // never holds less (so nothing covered is in neither).
     const previous = view.checkpoint?.summary === undefined || view.checkpoint.summary === '' ? undefined : tokensOf(view.checkpoint.summary);
-    const expected = Math.min(outputLimit, previous === undefined ? Math.floor(outputLimit / 2) : Math.ceil(previous * 1.25));
-    // A summary request that cannot carry the whole conversation (under 1,024 tokens of room for
-    // the reply: a small window) goes out without what the record holds: the record then takes up
-    // to the most a compaction may keep (half the room), so that less must be shortened out of it.
-    const squeezed = !summaryFitsWhole(view, request.size, window);
-    const sized = squeezed ? { ...plan, ...plan.widest } : plan;
+    const expected = expectedSummary(outputLimit, previous);
+    const sized = sizedFor(plan, !summaryFitsWhole(view, request.size, window));
     const expectedIdentifiers = identifierAllowance(sized, expected, identifierBudget(limit));
     // The user's messages the record will not hold (docs/design.md, "The user's words"): at first
     // those before the newest turn it covers (whose user message the record always holds).

@@ -110,6 +110,25 @@ export function summaryLimit(plan: CompactionPlan, summaryOutputTokens: number):
   return plan.budget?.summary ?? summaryOutputTokens;
 }
 
+/**
+ * The summary size a record is first sized for, before the summary is written (docs/design.md,
+ * "One budget"): a quarter more than the conversation's last summary (`previous` tokens), or half
+ * the output limit; at most the limit.
+ */
+export function expectedSummary(outputLimit: number, previous: number | undefined): number {
+  return Math.min(outputLimit, previous === undefined ? Math.floor(outputLimit / 2) : Math.ceil(previous * 1.25));
+}
+
+/**
+ * The plan a compaction sizes its parts by: its own, or, when its summary request cannot carry the
+ * whole conversation (`squeezed`: under 1,024 tokens of room for the reply, a small window) and
+ * goes out without what the record holds, the one at the most a compaction may keep (half the
+ * room), so that less must be shortened out of the request.
+ */
+export function sizedFor(plan: CompactionPlan, squeezed: boolean): CompactionPlan {
+  return squeezed ? { ...plan, ...plan.widest } : plan;
+}
+
 /** The most the identifier list may take once the summary is `summary` tokens. */
 export function identifierAllowance(plan: CompactionPlan, summary: number, unbounded: number): number {
   return plan.budget === undefined ? unbounded : identifiersRoom(plan.budget, { live: plan.live, summary });

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { CompactionError, compaction } from '../../../src';
 import { DEFAULT_BUDGET_SHARE, MAX_BUDGET_SHARE, identifiersRoom, keepBudget, recordRoom } from '../../../src/checkpoint/budget';
-import { liveAfter, planCompaction } from '../../../src/compact/plan';
+import { expectedSummary, liveAfter, planCompaction, sizedFor } from '../../../src/compact/plan';
 import { CATCH_UP_SHARE, worthCatchingUp } from '../../../src/compact/prepare';
 import type { Message } from '../../../src/prompt/types';
 import { FIXED_ESTIMATOR, estimatePrompt } from '../../../src/sizing/estimate';
@@ -154,6 +154,26 @@ describe('a checkpoint prepared ahead keeps the budget', () => {
     expect(plan(1_000, 13_600).widest.live).toBe(step + 1_000);
     // no ceiling: no budget at either share
     expect(plan(0, undefined).widest).toEqual({ budget: undefined, live: step });
+  });
+
+  it('should size the record first for a quarter more than the last summary, or half the output limit', () => {
+    // the 16k window with a 6,000-token frame: an output limit of 1,900
+    expect(expectedSummary(1_900, undefined)).toBe(950);
+    expect(expectedSummary(1_900, 800)).toBe(1_000);
+    expect(expectedSummary(1_900, 801)).toBe(1_002);
+    expect(expectedSummary(1_900, 1_800)).toBe(1_900);
+    expect(expectedSummary(4_096, undefined)).toBe(2_048);
+  });
+
+  it('should size a squeezed compaction by the budget at half the room, and an ordinary one by its own', () => {
+    const frame: Message[] = [system(filler(6_000, 's'))];
+    const conversation = [user(filler(3_000, 'a')), assistant(filler(3_000, 'b')), user(filler(500, 'c'))];
+    const plan = planCompaction({ conversation, system: frame as never, tools: undefined, estimator: FIXED_ESTIMATOR, from: 0, ceiling: 13_600, keep: 15_000, summaryOutputTokens: 4_096, ahead: 10_000 });
+    expect(sizedFor(plan, false)).toBe(plan);
+    const squeezed = sizedFor(plan, true);
+    expect(squeezed.budget!.total).toBe(3_800);
+    expect(squeezed.live).toBe(3_800);
+    expect({ from: squeezed.from, end: squeezed.end, frame: squeezed.frame, wrapper: squeezed.wrapper }).toEqual({ from: plan.from, end: plan.end, frame: plan.frame, wrapper: plan.wrapper });
   });
 
   it('should start a catch-up only over the budget by a quarter of it, with at least as much to cover', () => {
