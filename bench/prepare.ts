@@ -4,8 +4,8 @@
  * by side in one run with `prepare` on and off:
  *
  * - the 500-step session of session.ts (`prepare` 0.8, the default, 0.9 and off);
- * - the continuity benchmark of continuity.ts (`prepare` 0.8, 0.6 and off, and 0.8 with a
- *   `summarizer` four times as fast; honest and lossy summaries).
+ * - the continuity benchmark of continuity.ts (`prepare` 0.8, 0.6 and off, each of 0.8 and off with a
+ *   `summarizer` four times as fast and with `clearToolResults`; honest and lossy summaries).
  *
  * The local provider paces its replies (`SPEED`). Each compacting step's time in `transformParams`
  * is measured (the middleware's own hook, wrapped), with the summary requests made, those prepared
@@ -94,17 +94,20 @@ export async function runSession(): Promise<void> {
   );
 }
 
-/** The continuity benchmark with `prepare` at 0.8 (the default), 0.6 and off, each summary mode, side by side. */
+/** The continuity benchmark with `prepare` at 0.8 (the default), 0.6 and off, a faster summarizer and clearing, each summary mode, side by side. */
 export async function runContinuityPaced(): Promise<void> {
-  const variants: { name: string; prepare: number | false; summarizerSpeed?: Speed }[] = [
+  const variants: { name: string; prepare: number | false; summarizerSpeed?: Speed; clearToolResults?: true }[] = [
     { name: 'prepare: 0.8 (default)', prepare: 0.8 },
     { name: 'prepare: 0.6', prepare: 0.6 },
     { name: 'prepare: false', prepare: false },
     { name: 'prepare: 0.8, summarizer 4x as fast', prepare: 0.8, summarizerSpeed: SUMMARIZER_SPEED },
     { name: 'prepare: false, summarizer 4x as fast', prepare: false, summarizerSpeed: SUMMARIZER_SPEED },
+    // clearing old tool results instead of waiting for the rest of a summary (docs/design.md, "What zero wait can promise")
+    { name: 'prepare: 0.8, clearToolResults', prepare: 0.8, clearToolResults: true },
+    { name: 'prepare: false, clearToolResults', prepare: false, clearToolResults: true },
   ];
   const runs: ContinuityRun[] = await Promise.all(
-    PACED_MODES.flatMap((mode) => variants.map(({ name, prepare, summarizerSpeed }) => runContinuity(compacting(name, { prepare }), mode, { speed: SPEED, summarizerSpeed, failing: PACED_FAILING }))),
+    PACED_MODES.flatMap((mode) => variants.map(({ name, prepare, summarizerSpeed, clearToolResults }) => runContinuity(compacting(name, { prepare, ...(clearToolResults ? { clearToolResults } : {}) }), mode, { speed: SPEED, summarizerSpeed, failing: PACED_FAILING }))),
   );
   console.log(
     `\nThe continuity benchmark's session at the same speed: the fixer agent, ${PACED_FAILING} failing tests (the user's rules in later turns as in the continuity benchmark), window ${tokens(WINDOW)} (ceiling ${tokens(ceiling(WINDOW, undefined))})`,

@@ -79,7 +79,7 @@ const preparingOf = ownState(() => new LRUCache<string, PreparingThread>({ max: 
  * When an instance last served a step of each thread, how long its conversation was and how large
  * its prompt, with the recent growths and times between steps: how fast a conversation grows.
  */
-const pacesOf = ownState(() => new LRUCache<string, { at: number; length: number; size: number; growths: number[]; intervals: number[] }>({ max: PREPARING_THREADS }));
+const pacesOf = ownState(() => new LRUCache<string, { at: number; length: number; size: number; growths: number[]; intervals: number[]; shrunkAt?: number }>({ max: PREPARING_THREADS }));
 
 /** Background compactions remembered per thread (conversations sharing an opening share one). */
 const PREPARING_PER_THREAD = 8;
@@ -135,7 +135,13 @@ export async function prepareAhead(engine: Engine, view: StepView, model: Model,
     // this step's whole conversation where it can: the steps after it are live.
     if (size + pace.growth < limit) {
       if (size < prepare * limit || size < (await preparingFrom(view, prepare * limit, limit))) return;
-      if (((limit - size) / pace.meanGrowth) * pace.meanInterval > summary * SUMMARY_MARGIN) return;
+      const left = ((limit - size) / pace.meanGrowth) * pace.meanInterval;
+      if (left > summary * SUMMARY_MARGIN) return;
+      // Where the conversation runs from its last compaction to the ceiling in less time than a
+      // summary takes, no summary begun in the band is ready by the ceiling: the step there waits
+      // whenever it began, and what came after the point it began at would go out live after it (a
+      // higher prompt, the next compaction sooner). Not in the band then: one step ahead only.
+      if (pace.sinceShrunk !== undefined && pace.sinceShrunk + left < summary) return;
       // Where a summary takes longer than the conversation runs to the ceiling, beginning sooner
       // only shortens the wait at the ceiling, and what comes before it goes out live after the
       // checkpoint: not before that fits in the room the budget leaves after it (else the prompt
@@ -305,21 +311,28 @@ const PACE_STEPS = 8;
 
 /**
  * How fast this conversation has been growing, as this instance served its recent steps: the most
- * it grew in one step, its mean growth and the mean time between two (`undefined` when this
- * conversation does not extend the step before); remembers this step.
+ * it grew in one step, its mean growth, the mean time between two and the time since its prompt
+ * last shrank, a compaction (`undefined` when this conversation does not extend the step before);
+ * remembers this step.
  */
-function stepPace(engine: Engine, threadDigest: string, length: number, size: number): { growth: number; meanGrowth: number; meanInterval: number } | undefined {
+function stepPace(engine: Engine, threadDigest: string, length: number, size: number): { growth: number; meanGrowth: number; meanInterval: number; sinceShrunk?: number } | undefined {
   const now = Date.now();
   const paces = pacesOf(engine);
   const before = paces.get(threadDigest);
   const extends_ = before !== undefined && before.length < length;
   const growths = extends_ ? [size - before.size, ...before.growths].slice(0, PACE_STEPS) : [];
   const intervals = extends_ ? [now - before.at, ...before.intervals].slice(0, PACE_STEPS) : [];
-  paces.set(threadDigest, { at: now, length, size, growths, intervals });
+  const shrunkAt = extends_ ? (size < before.size ? now : before.shrunkAt) : undefined;
+  paces.set(threadDigest, { at: now, length, size, growths, intervals, ...(shrunkAt === undefined ? {} : { shrunkAt }) });
   if (!extends_) return undefined;
   const mean = (values: number[]) => (values.length === 0 ? 0 : values.reduce((sum, value) => sum + value, 0) / values.length);
   // A compaction between two steps shrinks the prompt: that is no growth.
-  return { growth: Math.max(...growths), meanGrowth: Math.max(1, mean(growths.filter((growth) => growth > 0))), meanInterval: mean(intervals) };
+  return {
+    growth: Math.max(...growths),
+    meanGrowth: Math.max(1, mean(growths.filter((growth) => growth > 0))),
+    meanInterval: mean(intervals),
+    ...(shrunkAt === undefined ? {} : { sinceShrunk: now - shrunkAt }),
+  };
 }
 
 /**

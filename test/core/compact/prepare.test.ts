@@ -717,12 +717,24 @@ describe('prepare', () => {
       return { startedAt, compacted: records.length, prepared: records.map((record) => record.prepared === true) };
     }
 
-    it('should start preparing at prepare x the ceiling when turns come faster than a summary is written', async () => {
-      const { startedAt, compacted } = await paced(10);
+    it('should start preparing at prepare x the ceiling when turns come faster than a summary is written, and it runs from a compaction to the ceiling slower', async () => {
+      // 150 ms a turn: some 25 turns (3.75 s) from one compaction to the next, longer than a summary
+      // (2 s), and the band (from 13,600) within a summary of the ceiling: a turn in it starts one,
+      // before the turn whose next one reaches the ceiling (16,400 or more)
+      const { startedAt, compacted } = await paced(150);
       expect(compacted).toBeGreaterThanOrEqual(2);
-      // the band begins at 13,600: a turn in it starts one, before the turn whose next one reaches
-      // the ceiling (16,400 or more), the only one that starts one when turns come 10 s apart
       expect(startedAt.some((size) => size >= 13_600 && size < 16_400)).toBe(true);
+    });
+
+    it('should prepare one turn ahead only, not in the band, when it runs from a compaction to the ceiling faster than a summary is written', async () => {
+      // 10 ms a turn: from one compaction to the ceiling in under a second, a summary takes 2 s; one
+      // begun in the band would not be ready by the ceiling either, and would leave what came after
+      // it live: only the turn whose next one reaches the ceiling (16,400 or more) starts one
+      const { startedAt, compacted, prepared } = await paced(10);
+      expect(compacted).toBeGreaterThanOrEqual(2);
+      expect(startedAt.length).toBeGreaterThanOrEqual(1);
+      for (const size of startedAt) expect(size).toBeGreaterThanOrEqual(16_400);
+      expect(prepared.slice(1)).toEqual(prepared.slice(1).map(() => true));
     });
 
     it('should start no earlier than a summary\'s writing time before the ceiling when turns come 10 s apart', async () => {
