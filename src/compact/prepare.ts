@@ -24,7 +24,9 @@ import { awaitLease, longestSummary } from './lease';
  *   stored as a prepared checkpoint. The step does not wait for it. Once its model's summaries have
  *   been measured, it starts only when one begun now would be ready about when the ceiling is
  *   reached (the steps left at the conversation's mean growth, each its mean interval apart), and
- *   no sooner than what comes before the ceiling fits in the budget after its checkpoint.
+ *   no sooner than what comes before the ceiling fits in the budget after its checkpoint; not at all
+ *   where the conversation runs from its last compaction to the ceiling faster than a summary is
+ *   written (only one step ahead then).
  * - A step whose growth says the next step will reach the ceiling starts the compaction that next
  *   step will make: of this step's whole conversation (the next step's live part is what this
  *   step's reply adds). At the ceiling it leaves the prompt where waiting for a summary would.
@@ -75,11 +77,22 @@ const PREPARING_THREADS = 512;
  */
 const preparingOf = ownState(() => new LRUCache<string, PreparingThread>({ max: PREPARING_THREADS }));
 
-/**
- * When an instance last served a step of each thread, how long its conversation was and how large
- * its prompt, with the recent growths and times between steps: how fast a conversation grows.
- */
-const pacesOf = ownState(() => new LRUCache<string, { at: number; length: number; size: number; growths: number[]; intervals: number[]; shrunkAt?: number }>({ max: PREPARING_THREADS }));
+/** How fast the conversation of each thread an instance serves grows (`stepPace`). */
+const pacesOf = ownState(() => new LRUCache<string, Pace>({ max: PREPARING_THREADS }));
+
+/** What an instance remembers of the steps of a thread it served: how fast its conversation grows. */
+interface Pace {
+  /** When the last step went out, how long its conversation was and how large its prompt. */
+  at: number;
+  length: number;
+  size: number;
+  /** The growths of the recent steps, and the times between them spent outside the middleware (newest first). */
+  growths: number[];
+  intervals: number[];
+  /** The checkpoint the last step went out with (its digest), and when the conversation's checkpoint last changed. */
+  checkpoint?: string;
+  shrunkAt?: number;
+}
 
 /** Background compactions remembered per thread (conversations sharing an opening share one). */
 const PREPARING_PER_THREAD = 8;
@@ -103,14 +116,14 @@ const SUMMARY_MARGIN = 1;
  *   under it) and nothing is being prepared for its conversation; after a compaction that left the
  *   prompt in that band, from halfway to the ceiling (`preparingFrom`).
  */
-export async function prepareAhead(engine: Engine, view: StepView, model: Model, decision: Decision): Promise<void> {
+export async function prepareAhead(engine: Engine, view: StepView, model: Model, decision: Decision, arrived: number = Date.now()): Promise<void> {
   const { auto, prepare } = engine.settings;
   const { limit } = decision;
   if (!auto || prepare === false || limit === undefined || limit <= 0 || !view.sizeKnown) return;
   const { digests, threadDigest } = view;
   if (digests === undefined || threadDigest === undefined) return;
   const size = totalSize(view);
-  const pace = stepPace(engine, threadDigest, view.conversation.length, size);
+  const pace = stepPace(engine, view, threadDigest, size, arrived);
   // At the ceiling or over it a step compacts, or is held: nothing to prepare.
   if (size >= limit) return;
   const from = coveredUpTo(view);
@@ -141,7 +154,7 @@ export async function prepareAhead(engine: Engine, view: StepView, model: Model,
       // summary takes, no summary begun in the band is ready by the ceiling: the step there waits
       // whenever it began, and what came after the point it began at would go out live after it (a
       // higher prompt, the next compaction sooner). Not in the band then: one step ahead only.
-      if (pace.sinceShrunk !== undefined && pace.sinceShrunk + left < summary) return;
+      if (pace.sinceShrunk !== undefined && pace.sinceShrunk + left < summary * SUMMARY_MARGIN) return;
       // Where a summary takes longer than the conversation runs to the ceiling, beginning sooner
       // only shortens the wait at the ceiling, and what comes before it goes out live after the
       // checkpoint: not before that fits in the room the budget leaves after it (else the prompt
@@ -311,19 +324,26 @@ const PACE_STEPS = 8;
 
 /**
  * How fast this conversation has been growing, as this instance served its recent steps: the most
- * it grew in one step, its mean growth, the mean time between two and the time since its prompt
- * last shrank, a compaction (`undefined` when this conversation does not extend the step before);
- * remembers this step.
+ * it grew in one step, its mean growth, the mean time between two (from one step going out to the
+ * next one arriving: the model's reply, its tools and the person, not the time a step spent in the
+ * middleware, such as waiting for a summary) and the time since its checkpoint last changed (a
+ * compaction, a clearing or a prepared checkpoint sent, by this instance or another); `undefined`
+ * when this conversation does not extend the step before. Remembers this step, which `arrived` at
+ * the middleware at that time; when its conversation does not extend the step before (a branch, a
+ * retry), its growth starts anew, and when its checkpoint last changed is kept.
  */
-function stepPace(engine: Engine, threadDigest: string, length: number, size: number): { growth: number; meanGrowth: number; meanInterval: number; sinceShrunk?: number } | undefined {
+export function stepPace(engine: Engine, view: StepView, threadDigest: string, size: number, arrived: number): { growth: number; meanGrowth: number; meanInterval: number; sinceShrunk?: number } | undefined {
   const now = Date.now();
+  const length = view.conversation.length;
+  const checkpoint = view.checkpoint?.digest;
   const paces = pacesOf(engine);
   const before = paces.get(threadDigest);
   const extends_ = before !== undefined && before.length < length;
   const growths = extends_ ? [size - before.size, ...before.growths].slice(0, PACE_STEPS) : [];
-  const intervals = extends_ ? [now - before.at, ...before.intervals].slice(0, PACE_STEPS) : [];
-  const shrunkAt = extends_ ? (size < before.size ? now : before.shrunkAt) : undefined;
-  paces.set(threadDigest, { at: now, length, size, growths, intervals, ...(shrunkAt === undefined ? {} : { shrunkAt }) });
+  const intervals = extends_ ? [Math.max(0, arrived - before.at), ...before.intervals].slice(0, PACE_STEPS) : [];
+  const changed = view.compaction !== undefined || (before !== undefined && checkpoint !== before.checkpoint);
+  const shrunkAt = changed ? now : before?.shrunkAt;
+  paces.set(threadDigest, { at: now, length, size, growths, intervals, ...(checkpoint === undefined ? {} : { checkpoint }), ...(shrunkAt === undefined ? {} : { shrunkAt }) });
   if (!extends_) return undefined;
   const mean = (values: number[]) => (values.length === 0 ? 0 : values.reduce((sum, value) => sum + value, 0) / values.length);
   // A compaction between two steps shrinks the prompt: that is no growth.

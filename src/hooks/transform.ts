@@ -20,6 +20,8 @@ export interface Transformed {
  * next checkpoint prepared beside it. A summary request of this package passes unchanged.
  */
 export async function transformStep(engine: Engine, params: CallOptions, model: Model, manual: () => boolean): Promise<Transformed> {
+  // When the step arrived: the time it spends here (a summary waited for) is no part of its conversation's pace.
+  const arrived = Date.now();
   await whenReady(engine);
   if (isSummaryRequest(params)) return { params };
   const { clean, call } = takeCallOptions(params);
@@ -34,7 +36,7 @@ export async function transformStep(engine: Engine, params: CallOptions, model: 
   const step = decision.reason === undefined ? current : await compactAtCeiling(engine, current, model, { ...decision, reason: decision.reason });
   // Near the ceiling (also right after a prepared checkpoint was sent): the next checkpoint is
   // prepared beside this step, which does not wait for it.
-  await prepareAhead(engine, step, model, decision);
+  await prepareAhead(engine, step, model, decision, arrived);
   // The caller's own params when nothing changed.
   return { params: step.sent === view.conversation && view.params === params ? params : paramsFor(step), step };
 }

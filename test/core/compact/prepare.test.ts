@@ -718,19 +718,20 @@ describe('prepare', () => {
     }
 
     it('should start preparing at prepare x the ceiling when turns come faster than a summary is written, and it runs from a compaction to the ceiling slower', async () => {
-      // 150 ms a turn: some 25 turns (3.75 s) from one compaction to the next, longer than a summary
-      // (2 s), and the band (from 13,600) within a summary of the ceiling: a turn in it starts one,
-      // before the turn whose next one reaches the ceiling (16,400 or more)
-      const { startedAt, compacted } = await paced(150);
+      // 100 ms a turn: each compaction leaves the prompt at about 3,900 tokens, some 22 turns (2.2 s)
+      // from the ceiling, longer than a summary (2 s); the band (from 13,600) is within a summary of
+      // the ceiling: a turn in it starts one, before the turn whose next one reaches the ceiling
+      // (16,400 or more)
+      const { startedAt, compacted } = await paced(100);
       expect(compacted).toBeGreaterThanOrEqual(2);
       expect(startedAt.some((size) => size >= 13_600 && size < 16_400)).toBe(true);
     });
 
     it('should prepare one turn ahead only, not in the band, when it runs from a compaction to the ceiling faster than a summary is written', async () => {
-      // 10 ms a turn: from one compaction to the ceiling in under a second, a summary takes 2 s; one
+      // 80 ms a turn: the 22 turns from a compaction to the ceiling take 1.76 s, a summary 2 s; one
       // begun in the band would not be ready by the ceiling either, and would leave what came after
       // it live: only the turn whose next one reaches the ceiling (16,400 or more) starts one
-      const { startedAt, compacted, prepared } = await paced(10);
+      const { startedAt, compacted, prepared } = await paced(80);
       expect(compacted).toBeGreaterThanOrEqual(2);
       expect(startedAt.length).toBeGreaterThanOrEqual(1);
       for (const size of startedAt) expect(size).toBeGreaterThanOrEqual(16_400);
@@ -747,17 +748,21 @@ describe('prepare', () => {
     });
 
     it('should not prepare sooner than what comes before the ceiling fits in the budget, where a summary outlasts the turns to it', async () => {
-      // an 8,000-token system prompt leaves a budget of about 2,500 tokens: a summary begun in the
-      // band (from 13,600) would leave some 4,000 tokens live after its checkpoint, over the budget,
-      // and a catch-up would follow each compaction (a compaction every 6 or 7 turns); begun once
-      // what comes before the ceiling fits (from about 15,800), one compaction every 12 turns
-      const { startedAt, compacted, prepared } = await paced(10, () => 299, [{ role: 'system', content: tokens(8_000, 's') }]);
+      // an 8,000-token system prompt leaves a budget of about 2,500 tokens; at 250 ms a turn the
+      // band (from 13,600, under 6 turns, 1.4 s, from the ceiling) is within a summary (2 s) of the
+      // ceiling, but one begun there would leave some 4,000 tokens live after its checkpoint, over
+      // the budget, and a catch-up would follow each compaction; begun once what comes before the
+      // ceiling fits (from about 15,500), before the turn whose next one reaches it (16,400 or more)
+      const { startedAt, compacted, prepared } = await paced(250, () => 299, [{ role: 'system', content: tokens(8_000, 's') }]);
       expect(compacted).toBeGreaterThanOrEqual(5);
       expect(compacted).toBeLessThanOrEqual(7);
       expect(prepared.slice(1)).toEqual(prepared.slice(1).map(() => true));
       // the first start after the first compaction is its catch-up (its summary was not yet measured)
       expect(startedAt.length).toBeGreaterThanOrEqual(4);
-      for (const size of startedAt.slice(1)) expect(size).toBeGreaterThanOrEqual(15_500);
+      for (const size of startedAt.slice(1)) {
+        expect(size).toBeGreaterThanOrEqual(15_500);
+        expect(size).toBeLessThan(16_400);
+      }
     });
 
     it('should prepare one turn ahead by the largest recent turn when a turn 60 s later may be a long paste', async () => {
