@@ -116,7 +116,7 @@ const SUMMARY_MARGIN = 1;
  *   under it) and nothing is being prepared for its conversation; after a compaction that left the
  *   prompt in that band, from halfway to the ceiling (`preparingFrom`).
  */
-export async function prepareAhead(engine: Engine, view: StepView, model: Model, decision: Decision, arrived: number = Date.now()): Promise<void> {
+export async function prepareAhead(engine: Engine, view: StepView, model: Model, decision: Decision, arrived: Arrival = { at: Date.now(), size: totalSize(view) }): Promise<void> {
   const { auto, prepare } = engine.settings;
   const { limit } = decision;
   if (!auto || prepare === false || limit === undefined || limit <= 0 || !view.sizeKnown) return;
@@ -128,7 +128,9 @@ export async function prepareAhead(engine: Engine, view: StepView, model: Model,
   if (size >= limit) return;
   const from = coveredUpTo(view);
   const end = liveStart(view.conversation);
-  if (view.compaction?.prepared === true) return catchUpAfter(engine, view, model, decision, end > from && overBudget(engine, view, limit, from, end));
+  if (view.compaction?.prepared === true) {
+    return catchUpAfter(engine, view, model, decision, end > from && overBudget(engine, view, limit, from, end) && readyBeforeCeiling(engine, model, pace, limit, size));
+  }
   if (view.compaction !== undefined) return;
   // With clearing old tool results on, nothing is prepared while clearing alone would bring the
   // prompt under its target: it needs no model call, the step at the ceiling clears.
@@ -148,7 +150,7 @@ export async function prepareAhead(engine: Engine, view: StepView, model: Model,
     // this step's whole conversation where it can: the steps after it are live.
     if (size + pace.growth < limit) {
       if (size < prepare * limit || size < (await preparingFrom(view, prepare * limit, limit))) return;
-      const left = ((limit - size) / pace.meanGrowth) * pace.meanInterval;
+      const left = timeLeft(pace, limit, size);
       if (left > summary * SUMMARY_MARGIN) return;
       // Where the conversation runs from its last compaction to the ceiling in less time than a
       // summary takes, no summary begun in the band is ready by the ceiling: the step there waits
@@ -199,6 +201,25 @@ function coverWhole(view: StepView, decision: Decision, end: number): boolean {
 function tailFits(engine: Engine, view: StepView, limit: number, size: number): boolean {
   const { budget, live } = planOf(engine, view, limit);
   return budget === undefined || live + (limit - size) <= budget.total;
+}
+
+/** The time left to the ceiling: the steps left at the conversation's recent mean growth, each as long as the recent mean interval. */
+function timeLeft(pace: PaceNow, limit: number, size: number): number {
+  return ((limit - size) / pace.meanGrowth) * pace.meanInterval;
+}
+
+/**
+ * Whether a catch-up begun now would be ready before the conversation reaches the ceiling: once its
+ * model's summaries are measured (`MEASURED_MS`), the time left to it (`timeLeft`) is longer than
+ * `SUMMARY_MARGIN` times the longest recent summary. A catch-up ready only at the ceiling covers the
+ * conversation as it was a summary's time before: the step there sends it with all that came since
+ * live after it, the prompt high again, and it cost a summary request and a cache miss for nothing
+ * the step at the ceiling would not have done itself (docs/design.md, "A catch-up keeps the budget").
+ */
+function readyBeforeCeiling(engine: Engine, model: Model, pace: PaceNow | undefined, limit: number, size: number): boolean {
+  const summary = longestSummary(engine, writerOf(engine, model));
+  if (pace === undefined || summary === undefined || summary < MEASURED_MS) return true;
+  return timeLeft(pace, limit, size) > summary * SUMMARY_MARGIN;
 }
 
 /** Whether the prompt of a step is over the budget of what a compaction keeps by enough to be worth a catch-up (`worthCatchingUp`). */
@@ -319,34 +340,49 @@ export async function sendCatchUp(engine: Engine, view: StepView, model: Model):
   return sendPrepared(engine, view, found);
 }
 
+/** When a step arrived at the middleware, and the size of its prompt then (with the conversation's checkpoint, before anything this step compacts). */
+export interface Arrival {
+  at: number;
+  size: number;
+}
+
+/** How fast a conversation grows as of a step (`stepPace`): the most it grew in one recent step, their mean growth and mean interval, and the time since its checkpoint changed. */
+interface PaceNow {
+  growth: number;
+  meanGrowth: number;
+  meanInterval: number;
+  sinceShrunk?: number;
+}
+
 /** Steps of a conversation remembered for its pace. */
 const PACE_STEPS = 8;
 
 /**
  * How fast this conversation has been growing, as this instance served its recent steps: the most
- * it grew in one step, its mean growth, the mean time between two (from one step going out to the
+ * it grew in one step, its mean growth (what each step brought, as it `arrived`: what the step
+ * itself compacts is no part of it), the mean time between two (from one step going out to the
  * next one arriving: the model's reply, its tools and the person, not the time a step spent in the
  * middleware, such as waiting for a summary) and the time since its checkpoint last changed (a
  * compaction, a clearing or a prepared checkpoint sent, by this instance or another); `undefined`
- * when this conversation does not extend the step before. Remembers this step, which `arrived` at
- * the middleware at that time; when its conversation does not extend the step before (a branch, a
- * retry), its growth starts anew, and when its checkpoint last changed is kept.
+ * when this conversation does not extend the step before. Remembers this step, going out at `size`;
+ * when its conversation does not extend the step before (a branch, a retry), its growth starts
+ * anew, and when its checkpoint last changed is kept.
  */
-export function stepPace(engine: Engine, view: StepView, threadDigest: string, size: number, arrived: number): { growth: number; meanGrowth: number; meanInterval: number; sinceShrunk?: number } | undefined {
+export function stepPace(engine: Engine, view: StepView, threadDigest: string, size: number, arrived: Arrival): PaceNow | undefined {
   const now = Date.now();
   const length = view.conversation.length;
   const checkpoint = view.checkpoint?.digest;
   const paces = pacesOf(engine);
   const before = paces.get(threadDigest);
   const extends_ = before !== undefined && before.length < length;
-  const growths = extends_ ? [size - before.size, ...before.growths].slice(0, PACE_STEPS) : [];
-  const intervals = extends_ ? [Math.max(0, arrived - before.at), ...before.intervals].slice(0, PACE_STEPS) : [];
+  const growths = extends_ ? [arrived.size - before.size, ...before.growths].slice(0, PACE_STEPS) : [];
+  const intervals = extends_ ? [Math.max(0, arrived.at - before.at), ...before.intervals].slice(0, PACE_STEPS) : [];
   const changed = view.compaction !== undefined || (before !== undefined && checkpoint !== before.checkpoint);
   const shrunkAt = changed ? now : before?.shrunkAt;
   paces.set(threadDigest, { at: now, length, size, growths, intervals, ...(checkpoint === undefined ? {} : { checkpoint }), ...(shrunkAt === undefined ? {} : { shrunkAt }) });
   if (!extends_) return undefined;
   const mean = (values: number[]) => (values.length === 0 ? 0 : values.reduce((sum, value) => sum + value, 0) / values.length);
-  // A compaction between two steps shrinks the prompt: that is no growth.
+  // A checkpoint another instance made between two steps shrinks the prompt: that is no growth.
   return {
     growth: Math.max(...growths),
     meanGrowth: Math.max(1, mean(growths.filter((growth) => growth > 0))),

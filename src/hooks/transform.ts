@@ -4,7 +4,7 @@ import { decide } from '../compact/decide';
 import { prepareAhead, sendCatchUp } from '../compact/prepare';
 import { type Engine, modelKey, whenReady } from '../engine';
 import type { CallOptions, Model } from '../prompt/types';
-import { type StepView, paramsFor, resolveView } from '../view';
+import { type StepView, paramsFor, resolveView, totalSize } from '../view';
 import { takeCallOptions } from './call-options';
 
 /** What `transformParams` sends for a step, and the step's view when it is one of the middleware's. */
@@ -21,7 +21,7 @@ export interface Transformed {
  */
 export async function transformStep(engine: Engine, params: CallOptions, model: Model, manual: () => boolean): Promise<Transformed> {
   // When the step arrived: the time it spends here (a summary waited for) is no part of its conversation's pace.
-  const arrived = Date.now();
+  const at = Date.now();
   await whenReady(engine);
   if (isSummaryRequest(params)) return { params };
   const { clean, call } = takeCallOptions(params);
@@ -32,6 +32,8 @@ export async function transformStep(engine: Engine, params: CallOptions, model: 
   // A catch-up prepared in the background after a checkpoint that left the prompt over the
   // budget is sent by the first step after it is ready.
   const current = await sendCatchUp(engine, view, model);
+  // What the conversation brought with this step, before anything it compacts.
+  const arrived = { at, size: totalSize(view) };
   const decision = await decide(engine, current, model, manual() || call.compact === true);
   const step = decision.reason === undefined ? current : await compactAtCeiling(engine, current, model, { ...decision, reason: decision.reason });
   // Near the ceiling (also right after a prepared checkpoint was sent): the next checkpoint is

@@ -22,10 +22,10 @@ function step(length: number, options: { checkpoint?: string; compacted?: boolea
 describe('stepPace', () => {
   afterEach(() => vi.useRealTimers());
 
-  /** Serves one step: it arrives at `arrived` ms and goes out at `left` ms (after any wait). */
-  function serve(engine: ReturnType<typeof createEngine>, view: StepView, size: number, arrived: number, left = arrived) {
+  /** Serves one step: it arrives at `arrived` ms with a prompt of `brought` tokens and goes out at `left` ms (after any wait) at `size`. */
+  function serve(engine: ReturnType<typeof createEngine>, view: StepView, size: number, arrived: number, left = arrived, brought = size) {
     vi.setSystemTime(left);
-    return stepPace(engine, view, THREAD, size, arrived);
+    return stepPace(engine, view, THREAD, size, { at: arrived, size: brought });
   }
 
   it('should measure the growth and the time between steps, with nothing for the first step of a conversation', () => {
@@ -41,10 +41,11 @@ describe('stepPace', () => {
     const engine = createEngine({ contextWindow: 20_000 });
     serve(engine, step(1, { checkpoint: 'c1' }), 14_000, 0);
     serve(engine, step(3, { checkpoint: 'c1' }), 15_000, 1_000);
-    // arrives 1 s after the step before went out, waits 4 s for a summary, goes out compacted at 6 s
-    expect(serve(engine, step(5, { checkpoint: 'c2', compacted: true }), 4_000, 2_000, 6_000)).toEqual({ growth: 1_000, meanGrowth: 1_000, meanInterval: 1_000, sinceShrunk: 0 });
-    // 1 s after it went out: not 5 s after the step before it arrived
-    expect(serve(engine, step(7, { checkpoint: 'c2' }), 5_000, 7_000)).toEqual({ growth: 1_000, meanGrowth: 1_000, meanInterval: 1_000, sinceShrunk: 1_000 });
+    // arrives at 16,000 tokens 1 s after the step before went out, waits 4 s for a summary, goes out
+    // compacted to 4,000 at 6 s: it grew 1,000 tokens, what it compacted is no growth
+    expect(serve(engine, step(5, { checkpoint: 'c2', compacted: true }), 4_000, 2_000, 6_000, 16_000)).toEqual({ growth: 1_000, meanGrowth: 1_000, meanInterval: 1_000, sinceShrunk: 0 });
+    // 1 s after it went out, 2,000 tokens over where it went out: not 5 s after the step before it arrived
+    expect(serve(engine, step(7, { checkpoint: 'c2' }), 6_000, 7_000)).toEqual({ growth: 2_000, meanGrowth: 4_000 / 3, meanInterval: 1_000, sinceShrunk: 1_000 });
   });
 
   it("should count from when the conversation's checkpoint changed, also where another instance made it", () => {
@@ -70,7 +71,7 @@ describe('stepPace', () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     const engine = createEngine({ contextWindow: 20_000 });
     serve(engine, step(3, { checkpoint: 'c1' }), 10_000, 0);
-    serve(engine, step(5, { checkpoint: 'c2', compacted: true }), 4_000, 1_000, 3_000);
+    serve(engine, step(5, { checkpoint: 'c2', compacted: true }), 4_000, 1_000, 3_000, 11_000);
     // a retry of the same step: no pace, and the compaction is remembered
     expect(serve(engine, step(5, { checkpoint: 'c2' }), 4_000, 4_000)).toBeUndefined();
     expect(serve(engine, step(7, { checkpoint: 'c2' }), 4_500, 5_000)).toEqual({ growth: 500, meanGrowth: 500, meanInterval: 1_000, sinceShrunk: 2_000 });

@@ -346,6 +346,47 @@ describe('prepare', () => {
     });
   });
 
+  describe('a catch-up timed to the summary', () => {
+    afterEach(() => vi.useRealTimers());
+
+    /**
+     * band() prepared with a summary that takes 2 s (the clock moved while it is written), then
+     * atCeiling() `gap` ms after band() went out: it sends the prepared checkpoint with a tail over
+     * the budget. Returns the summary requests once the background work has settled.
+     */
+    async function timed(gap: number): Promise<number> {
+      vi.useFakeTimers({ toFake: ['Date'] });
+      const scripted = scriptedModel({
+        summary: () => {
+          vi.setSystemTime(Date.now() + 2_000);
+          return undefined;
+        },
+      });
+      const { middleware, records, settled } = collecting();
+      const wrapped = wrap(scripted.model, middleware);
+      // the clock stands still but for the summaries: band() goes out when it arrives
+      const wentOut = Date.now();
+      await wrapped.doGenerate({ prompt: band() });
+      await settled();
+      vi.setSystemTime(wentOut + gap);
+      await wrapped.doGenerate({ prompt: atCeiling() });
+      await settled();
+      expect(records).toEqual([expect.objectContaining({ prepared: true })]);
+      return scripted.summaryCalls().length;
+    }
+
+    it('should start when a summary begun now is ready before the conversation reaches the ceiling', async () => {
+      // a step a minute: the steps left to the ceiling take minutes, a summary 2 s
+      expect(await timed(60_000)).toBe(2);
+    });
+
+    it('should not start when the conversation reaches the ceiling before a summary begun now is ready', async () => {
+      // a step every 10 ms: the ceiling is a step or so away, under a second; a catch-up would be
+      // ready only after it, covering what the step there sends live
+      expect(await timed(10)).toBe(1);
+    });
+  });
+
   describe('overflow recovery', () => {
     it('should send a prepared checkpoint of the prefix it compacts, reported on that step as an overflow, and promote it', async () => {
       let steps = 0;
