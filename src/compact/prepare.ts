@@ -39,8 +39,8 @@ import { awaitLease, longestSummary } from './lease';
  * - A checkpoint prepared ahead leaves room in the budget for what may come after it before the
  *   ceiling (`liveAfter`, plan.ts). Sent with more than that live after it, it can leave the prompt
  *   over the budget: when by enough (`worthCatchingUp`), a catch-up (a longer one still being
- *   written, or a new one of the whole conversation) is sent by the first step after it is ready,
- *   under the ceiling too.
+ *   written, or a new one of the whole conversation, begun only where it would be ready before the
+ *   ceiling) is sent by the first step after it is ready, under the ceiling too.
  */
 
 /** A checkpoint this instance started preparing in the background for a prefix of a conversation (docs/design.md, "Preparing ahead"). */
@@ -109,7 +109,8 @@ const SUMMARY_MARGIN = 1;
 /**
  * Starts preparing the next checkpoint of a step, as it goes out, in the background: never waits
  * for it (handed to `waitUntil` when there is one; its failure is logged and changes nothing).
- * - a catch-up, when this step sent a prepared checkpoint and the prompt with it is over the budget;
+ * - a catch-up, when this step sent a prepared checkpoint and the prompt with it is over the budget
+ *   (a new one only where it would be ready before the ceiling: `readyBeforeCeiling`);
  * - the next step's compaction (this step's whole conversation), when this step's growth says the
  *   next step reaches the ceiling;
  * - the compaction up to its live part, when its size is at or over `prepare` x the ceiling (and
