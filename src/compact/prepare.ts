@@ -117,7 +117,7 @@ const SUMMARY_MARGIN = 1;
  *   under it) and nothing is being prepared for its conversation; after a compaction that left the
  *   prompt in that band, from halfway to the ceiling (`preparingFrom`).
  */
-export async function prepareAhead(engine: Engine, view: StepView, model: Model, decision: Decision, arrived: Arrival = { at: Date.now(), size: totalSize(view) }): Promise<void> {
+export async function prepareAhead(engine: Engine, view: StepView, model: Model, decision: Decision, arrived: Arrival = { at: Date.now(), size: totalSize(view) }, caughtUp = false): Promise<void> {
   const { auto, prepare } = engine.settings;
   const { limit } = decision;
   if (!auto || prepare === false || limit === undefined || limit <= 0 || !view.sizeKnown) return;
@@ -130,7 +130,9 @@ export async function prepareAhead(engine: Engine, view: StepView, model: Model,
   const from = coveredUpTo(view);
   const end = liveStart(view.conversation);
   if (view.compaction?.prepared === true) {
-    return catchUpAfter(engine, view, model, decision, end > from && overBudget(engine, view, limit, from, end) && readyBeforeCeiling(engine, model, pace, limit, size));
+    // A catch-up that leaves the prompt over the budget again starts none: the conversation grows by
+    // more than the budget leaves while a summary is written, and every catch-up after it would too.
+    return catchUpAfter(engine, view, model, decision, !caughtUp && end > from && overBudget(engine, view, limit, from, end) && readyBeforeCeiling(engine, model, pace, limit, size));
   }
   if (view.compaction !== undefined) return;
   // With clearing old tool results on, nothing is prepared while clearing alone would bring the
