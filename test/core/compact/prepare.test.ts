@@ -320,6 +320,21 @@ describe('prepare', () => {
       expect(scripted.summaryCalls()).toHaveLength(2);
     });
 
+    it('should start no second catch-up when the one sent leaves the prompt over the budget again', async () => {
+      const { scripted, records, wrapped, conversation, settled } = await sentWithTail(() => Promise.resolve(textResult(SUMMARY, 100, 200)));
+      await settled();
+      expect(scripted.summaryCalls()).toHaveLength(2);
+      // the step that sends it brings 5,000 tokens more: with them the prompt is over the budget
+      // (a quarter of the 17,000-token room) by more than a quarter of it, as after the first one
+      const next = [...conversation, assistant(tokens(2_500, 'e')), user(tokens(2_500, 'f'))];
+      await wrapped.doGenerate({ prompt: next });
+      await settled();
+      expect(records).toHaveLength(2);
+      expect(records[1]).toMatchObject({ messagesCovered: conversation.length, prepared: true });
+      expect(estimatePrompt(scripted.stepCalls().at(-1)!.prompt)).toBeGreaterThan(17_000 / 4 + 17_000 / 16);
+      expect(scripted.summaryCalls()).toHaveLength(2);
+    });
+
     it('should change nothing when it fails: the first checkpoint stays in force, and nothing waits', async () => {
       const log = recordingLogger();
       const { scripted, records, wrapped, conversation, settled, middleware } = await sentWithTail(() => Promise.reject(new Error('summarizer down')), { logger: log.logger });
