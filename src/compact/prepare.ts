@@ -110,28 +110,31 @@ const SUMMARY_MARGIN = 1;
  * Starts preparing the next checkpoint of a step, as it goes out, in the background: never waits
  * for it (handed to `waitUntil` when there is one; its failure is logged and changes nothing).
  * - a catch-up, when this step sent a prepared checkpoint and the prompt with it is over the budget
- *   (a new one only where it would be ready before the ceiling: `readyBeforeCeiling`);
+ *   (a new one only where it would be ready before the ceiling, `readyBeforeCeiling`, and none
+ *   after a catch-up);
  * - the next step's compaction (this step's whole conversation), when this step's growth says the
  *   next step reaches the ceiling;
  * - the compaction up to its live part, when its size is at or over `prepare` x the ceiling (and
  *   under it) and nothing is being prepared for its conversation; after a compaction that left the
  *   prompt in that band, from halfway to the ceiling (`preparingFrom`).
  */
-export async function prepareAhead(engine: Engine, view: StepView, model: Model, decision: Decision, arrived: Arrival = { at: Date.now(), size: totalSize(view) }, caughtUp = false): Promise<void> {
+export async function prepareAhead(engine: Engine, view: StepView, model: Model, decision: Decision, arrived: Arrival): Promise<void> {
   const { auto, prepare } = engine.settings;
   const { limit } = decision;
   if (!auto || prepare === false || limit === undefined || limit <= 0 || !view.sizeKnown) return;
   const { digests, threadDigest } = view;
   if (digests === undefined || threadDigest === undefined) return;
   const size = totalSize(view);
-  const pace = stepPace(engine, view, threadDigest, size, arrived);
+  const pace = stepPace(engine, view, arrived);
   // At the ceiling or over it a step compacts, or is held: nothing to prepare.
   if (size >= limit) return;
   const from = coveredUpTo(view);
   const end = liveStart(view.conversation);
   if (view.compaction?.prepared === true) {
-    // A catch-up that leaves the prompt over the budget again starts none: the conversation grows by
-    // more than the budget leaves while a summary is written, and every catch-up after it would too.
+    // A catch-up (a prepared checkpoint sent by a step under the ceiling: `sendCatchUp`) that leaves
+    // the prompt over the budget again starts none: the conversation grows by more than the budget
+    // leaves while a summary is written, and every catch-up after it would too.
+    const caughtUp = decision.reason === undefined;
     return catchUpAfter(engine, view, model, decision, !caughtUp && end > from && overBudget(engine, view, limit, from, end) && readyBeforeCeiling(engine, model, pace, limit, size));
   }
   if (view.compaction !== undefined) return;
@@ -367,12 +370,14 @@ const PACE_STEPS = 8;
  * next one arriving: the model's reply, its tools and the person, not the time a step spent in the
  * middleware, such as waiting for a summary) and the time since its checkpoint last changed (a
  * compaction, a clearing or a prepared checkpoint sent, by this instance or another); `undefined`
- * when this conversation does not extend the step before. Remembers this step, going out at `size`;
+ * when this conversation does not extend the step before. Remembers this step, going out as `view`;
  * when its conversation does not extend the step before (a branch, a retry), its growth starts
  * anew, and when its checkpoint last changed is kept.
  */
-export function stepPace(engine: Engine, view: StepView, threadDigest: string, size: number, arrived: Arrival): PaceNow | undefined {
+export function stepPace(engine: Engine, view: StepView, arrived: Arrival): PaceNow | undefined {
   const now = Date.now();
+  const threadDigest = view.threadDigest!;
+  const size = totalSize(view);
   const length = view.conversation.length;
   const checkpoint = view.checkpoint?.digest;
   const paces = pacesOf(engine);

@@ -38,7 +38,7 @@ export async function transformStep(engine: Engine, params: CallOptions, model: 
   const step = decision.reason === undefined ? current : await compactAtCeiling(engine, current, model, { ...decision, reason: decision.reason });
   // Near the ceiling (also right after a prepared checkpoint was sent): the next checkpoint is
   // prepared beside this step, which does not wait for it.
-  await prepareAhead(engine, step, model, decision, arrived, step === current && current !== view);
+  await prepareAhead(engine, step, model, decision, arrived);
   // The caller's own params when nothing changed.
   return { params: step.sent === view.conversation && view.params === params ? params : paramsFor(step), step };
 }

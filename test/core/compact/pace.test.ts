@@ -9,10 +9,11 @@ import type { StepView } from '../../../src/view';
 
 const THREAD = 'a'.repeat(64);
 
-/** What `stepPace` reads of a step: its conversation's length, its checkpoint and whether it compacted. */
+/** What `stepPace` reads of a step: its thread, its conversation's length, its checkpoint and whether it compacted (`serve` gives its size). */
 function step(length: number, options: { checkpoint?: string; compacted?: boolean } = {}): StepView {
   const conversation = Array.from({ length }, (_, index): Message => ({ role: index % 2 === 0 ? 'user' : 'assistant', content: [{ type: 'text', text: `${index}` }] }));
   return {
+    threadDigest: THREAD,
     conversation,
     ...(options.checkpoint === undefined ? {} : { checkpoint: { digest: options.checkpoint } }),
     ...(options.compacted === true ? { compaction: {} } : {}),
@@ -25,7 +26,7 @@ describe('stepPace', () => {
   /** Serves one step: it arrives at `arrived` ms with a prompt of `brought` tokens and goes out at `left` ms (after any wait) at `size`. */
   function serve(engine: ReturnType<typeof createEngine>, view: StepView, size: number, arrived: number, left = arrived, brought = size) {
     vi.setSystemTime(left);
-    return stepPace(engine, view, THREAD, size, { at: arrived, size: brought });
+    return stepPace(engine, { ...view, size: { counted: 0, estimated: size } }, { at: arrived, size: brought });
   }
 
   it('should measure the growth and the time between steps, with nothing for the first step of a conversation', () => {
