@@ -275,7 +275,7 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
     recordText = withUserWords(words.filter((each) => each.index < opening).map((each) => each.line), record.text);
   }
   // How long this model takes to write one: how long another instance waits for it (the lease).
-  measuredSummary(engine, native === undefined ? writerOf(engine, model) : modelKey(model), Date.now() - started);
+  measuredSummary(engine, native === undefined ? writerOf(engine, model) : modelKey(model), Date.now() - started, costs.usage());
   const made: StoredCheckpoint = {
     v: 1,
     digest,

@@ -12,7 +12,7 @@ import { compactOnce, sendPrepared, summaryFitsWhole, writerOf } from './compact
 import type { Decision } from './decide';
 import { untilAborted } from './flight';
 import { type CompactionPlan, planOf } from './plan';
-import { awaitLease, longestSummary } from './lease';
+import { awaitLease, longestSummary, summaryCachedShare } from './lease';
 
 /**
  * Preparing the next checkpoint ahead (docs/design.md, "Preparing ahead"): no step waits for a
@@ -110,8 +110,9 @@ const SUMMARY_MARGIN = 1;
  * Starts preparing the next checkpoint of a step, as it goes out, in the background: never waits
  * for it (handed to `waitUntil` when there is one; its failure is logged and changes nothing).
  * - a catch-up, when this step sent a prepared checkpoint and the prompt with it is over the budget
- *   (a new one only where it would be ready before the ceiling, `readyBeforeCeiling`, and none
- *   after a catch-up);
+ *   (a new one only where it would be ready before the ceiling, `readyBeforeCeiling`, from a
+ *   summarizer that reads the conversation from its prompt cache, `readsFromCache`, and none after
+ *   a catch-up);
  * - the next step's compaction (this step's whole conversation), when this step's growth says the
  *   next step reaches the ceiling;
  * - the compaction up to its live part, when its size is at or over `prepare` x the ceiling (and
@@ -135,7 +136,13 @@ export async function prepareAhead(engine: Engine, view: StepView, model: Model,
     // the prompt over the budget again starts none: the conversation grows by more than the budget
     // leaves while a summary is written, and every catch-up after it would too.
     const caughtUp = decision.reason === undefined;
-    return catchUpAfter(engine, view, model, decision, !caughtUp && end > from && overBudget(engine, view, limit, from, end) && readyBeforeCeiling(engine, model, pace, limit, size));
+    return catchUpAfter(
+      engine,
+      view,
+      model,
+      decision,
+      !caughtUp && end > from && overBudget(engine, view, limit, from, end) && readyBeforeCeiling(engine, model, pace, limit, size) && readsFromCache(engine, model),
+    );
   }
   if (view.compaction !== undefined) return;
   // With clearing old tool results on, nothing is prepared while clearing alone would bring the
@@ -227,6 +234,22 @@ function readyBeforeCeiling(engine: Engine, model: Model, pace: PaceNow | undefi
   if (pace === undefined || summary === undefined || summary < MEASURED_MS) return true;
   return timeLeft(pace, limit, size) > summary * SUMMARY_MARGIN;
 }
+
+/**
+ * Whether a catch-up's summary request reads the conversation from the prompt cache: the step's own
+ * model does (the request is the step's own prompt up to its live part), at a tenth of the price. A
+ * summarizer whose latest request read less than `CATCH_UP_CACHED_SHARE` of its input from a cache
+ * (a model of its own, whose cache never saw this conversation) pays for the whole conversation
+ * again, more than the lower prompt saves before the next compaction (docs/design.md, "A catch-up
+ * keeps the budget"). Where the provider reports no cache reads, it is taken to read from one.
+ */
+function readsFromCache(engine: Engine, model: Model): boolean {
+  const share = summaryCachedShare(engine, writerOf(engine, model));
+  return share === undefined || share >= CATCH_UP_CACHED_SHARE;
+}
+
+/** A catch-up starts only from a summarizer whose latest request read at least this share of its input from the prompt cache (chosen on the benchmarks: docs/benchmarks.md). */
+export const CATCH_UP_CACHED_SHARE = 0.5;
 
 /** Whether the prompt of a step is over the budget of what a compaction keeps by enough to be worth a catch-up (`worthCatchingUp`). */
 function overBudget(engine: Engine, view: StepView, limit: number, from: number, end: number): boolean {

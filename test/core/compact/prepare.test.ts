@@ -280,9 +280,12 @@ describe('prepare', () => {
   });
 
   describe('a catch-up', () => {
-    /** band() prepared, then atCeiling() sends it with a tail over the budget; the catch-up's summary (the second) waits for `second`. */
-    async function sentWithTail(second: () => Promise<unknown>, options: Parameters<typeof compaction>[0] = {}) {
-      const scripted = scriptedModel({ summary: (_prompt, index) => (index === 1 ? second() : undefined) });
+    /**
+     * band() prepared (its summary `first`, by default the template), then atCeiling() sends it with
+     * a tail over the budget; the catch-up's summary (the second) waits for `second`.
+     */
+    async function sentWithTail(second: () => Promise<unknown>, options: Parameters<typeof compaction>[0] = {}, first?: unknown) {
+      const scripted = scriptedModel({ summary: (_prompt, index) => (index === 1 ? second() : index === 0 ? first : undefined) });
       const instance = collecting(options);
       const wrapped = wrap(scripted.model, instance.middleware);
       await wrapped.doGenerate({ prompt: band() });
@@ -333,6 +336,29 @@ describe('prepare', () => {
       expect(records[1]).toMatchObject({ messagesCovered: conversation.length, prepared: true });
       expect(estimatePrompt(scripted.stepCalls().at(-1)!.prompt)).toBeGreaterThan(17_000 / 4 + 17_000 / 16);
       expect(scripted.summaryCalls()).toHaveLength(2);
+    });
+
+    /** A summary whose request read `cached` of its 12,000 input tokens from the provider's prompt cache. */
+    const readFromCache = (cached: number) => ({
+      ...textResult(SUMMARY, 12_000, 200),
+      usage: { inputTokens: { total: 12_000, noCache: 12_000 - cached, cacheRead: cached, cacheWrite: undefined }, outputTokens: { total: 200, text: 200, reasoning: undefined } },
+    });
+
+    it('should start from a summarizer whose latest request read half its input from the prompt cache', async () => {
+      const { scripted, settled } = await sentWithTail(() => Promise.resolve(textResult(SUMMARY, 100, 200)), {}, readFromCache(6_000));
+      await settled();
+      expect(scripted.summaryCalls()).toHaveLength(2);
+    });
+
+    it('should start none from a summarizer that read less than half (a model of its own: it would pay for the whole conversation again)', async () => {
+      const { scripted, records, wrapped, conversation, settled } = await sentWithTail(() => Promise.resolve(textResult(SUMMARY, 100, 200)), {}, readFromCache(5_999));
+      await settled();
+      expect(scripted.summaryCalls()).toHaveLength(1);
+      // the first checkpoint stays in force, the conversation after it live
+      const next = [...conversation, assistant('one'), user('two')];
+      await wrapped.doGenerate({ prompt: next });
+      expect(records).toHaveLength(1);
+      expect(scripted.stepCalls().at(-1)!.prompt).toEqual([checkpointOf(records[0]!), ...next.slice(14)]);
     });
 
     it('should change nothing when it fails: the first checkpoint stays in force, and nothing waits', async () => {
