@@ -1,8 +1,8 @@
-import { type Engine, ownState } from '../engine';
+import type { Engine } from '../engine';
 import type { StoredCheckpoint } from '../store/format';
-import type { CompactionUsage } from '../types';
 import type { StepView } from '../view';
 import { untilAborted } from './flight';
+import { longestSummary } from './measured';
 
 /**
  * One summary for a prefix across instances (docs/stores.md, the lease). Before it writes the
@@ -13,47 +13,15 @@ import { untilAborted } from './flight';
  * flight does the same (flight.ts).
  */
 
-/** Summary times remembered per model. */
-const TIMES_KEPT = 8;
 /** A lease lasts twice the longest summary measured, within these bounds; `UNMEASURED_MS` before any was. */
 const LEASE_BOUNDS = { min: 5_000, max: 120_000 } as const;
 const UNMEASURED_MS = 60_000;
 
-/** How long the summaries of each model (`provider:modelId`) took on an instance, newest first: the lease's bound. */
-const summaryTimes = ownState(() => new Map<string, number[]>());
-/** The share of its input the latest summary request of each model read from the provider's prompt cache, where the provider said. */
-const summaryCached = ownState(() => new Map<string, number>());
-
 /** How long a summary of `model` may take here: twice the longest of its recent ones, 5 s to 120 s (60 s before one was measured). */
 export function summaryBound(engine: Engine, model: string): number {
-  const times = summaryTimes(engine).get(model);
-  if (times === undefined || times.length === 0) return UNMEASURED_MS;
-  return Math.min(LEASE_BOUNDS.max, Math.max(LEASE_BOUNDS.min, 2 * Math.max(...times)));
-}
-
-/** The longest of the recent summaries of `model` here, or `undefined` before one was measured. */
-export function longestSummary(engine: Engine, model: string): number | undefined {
-  const times = summaryTimes(engine).get(model);
-  return times === undefined || times.length === 0 ? undefined : Math.max(...times);
-}
-
-/**
- * Remembers how long a summary (or a provider's compaction item) of `model` took, and the share of
- * its requests' input read from the prompt cache (`usage`, when the provider counted both).
- */
-export function measuredSummary(engine: Engine, model: string, ms: number, usage: CompactionUsage): void {
-  const times = [ms, ...(summaryTimes(engine).get(model) ?? [])].slice(0, TIMES_KEPT);
-  summaryTimes(engine).set(model, times);
-  const { inputTokens, cachedInputTokens } = usage;
-  if (inputTokens !== undefined && inputTokens > 0 && cachedInputTokens !== undefined) summaryCached(engine).set(model, cachedInputTokens / inputTokens);
-}
-
-/**
- * The share of its input the latest summary request of `model` here read from the prompt cache;
- * `undefined` before one was counted (a provider that reports no cache reads).
- */
-export function summaryCachedShare(engine: Engine, model: string): number | undefined {
-  return summaryCached(engine).get(model);
+  const longest = longestSummary(engine, model);
+  if (longest === undefined) return UNMEASURED_MS;
+  return Math.min(LEASE_BOUNDS.max, Math.max(LEASE_BOUNDS.min, 2 * longest));
 }
 
 /**

@@ -12,7 +12,8 @@ import { compactOnce, sendPrepared, summaryFitsWhole, writerOf } from './compact
 import type { Decision } from './decide';
 import { untilAborted } from './flight';
 import { type CompactionPlan, planOf } from './plan';
-import { awaitLease, longestSummary, summaryCachedShare } from './lease';
+import { awaitLease } from './lease';
+import { longestSummary, summaryCachedShare } from './measured';
 
 /**
  * Preparing the next checkpoint ahead (docs/design.md, "Preparing ahead"): no step waits for a
