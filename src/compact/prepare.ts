@@ -250,7 +250,7 @@ function readsFromCache(engine: Engine, model: Model): boolean {
 }
 
 /** A catch-up starts only from a summarizer whose latest request read at least this share of its input from the prompt cache (chosen on the benchmarks: docs/benchmarks.md). */
-export const CATCH_UP_CACHED_SHARE = 0.5;
+const CATCH_UP_CACHED_SHARE = 0.5;
 
 /** Whether the prompt of a step is over the budget of what a compaction keeps by enough to be worth a catch-up (`worthCatchingUp`). */
 function overBudget(engine: Engine, view: StepView, limit: number, from: number, end: number): boolean {
