@@ -22,23 +22,23 @@ export async function compactAtCeiling(engine: Engine, view: StepView, model: Mo
   const plan = planOf(engine, view, decision.limit);
   const prepared = decision.reason === 'auto' && decision.limit !== undefined ? await findPrepared(engine, view, model, plan, decision.limit) : undefined;
   if (prepared === undefined) return compactBeforeStep(engine, view, model, { ...decision, plan });
-  let checkpoint = prepared.ready;
-  if (checkpoint === undefined && prepared.pending.length > 0) {
+  if (prepared.ready !== undefined) return sendPrepared(engine, view, prepared.ready);
+  let placed = prepared.tooLarge;
+  if (prepared.pending.length > 0) {
     // With clearing on, a step that would wait for the rest of a summary clears instead when that
     // alone brings it under the ceiling; the summary is sent at the next compaction point.
     const cleared = await clearFirst(engine, { view, reason: 'auto', model, limit: decision.limit, target: undefined, from: plan.from, end: plan.end, instead: true });
     if (cleared !== undefined) return cleared;
-    checkpoint = await firstReadable(prepared.pending, model);
+    const checkpoint = await firstReadable(prepared.pending, model);
+    if (checkpoint !== undefined) placed = withCheckpoint(view, checkpoint);
   }
-  checkpoint ??= prepared.tooLarge;
-  if (checkpoint === undefined) return compactBeforeStep(engine, view, model, { ...decision, plan });
-  const placed = withCheckpoint(view, checkpoint);
-  if (totalSize(placed) < decision.limit!) return sendPrepared(engine, view, checkpoint);
+  if (placed === undefined) return compactBeforeStep(engine, view, model, { ...decision, plan });
+  if (totalSize(placed) < decision.limit!) return sendPrepared(engine, view, placed);
   // Made from it, the new checkpoint is what goes out (planned anew: it covers from where the
   // prepared one ends): the prepared one's cost is reported with it.
-  const step = await compactBeforeStep(engine, placed, model, { ...decision, carried: checkpoint.usage });
+  const step = await compactBeforeStep(engine, placed, model, { ...decision, carried: placed.checkpoint!.usage });
   // The compaction from it failed and the step goes out with the prepared checkpoint: it is sent now.
-  return step === placed ? sendPrepared(engine, view, checkpoint) : step;
+  return step === placed ? sendPrepared(engine, view, placed) : step;
 }
 
 /**

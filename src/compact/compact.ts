@@ -78,8 +78,8 @@ export async function compact(engine: Engine, request: CompactRequest): Promise<
   if (cleared !== undefined) return cleared;
   const made = await compactOnce(engine, { ...request, plan });
   // A compaction prepared in the background that this step joined or found: this step sends it first.
-  if (made.prepared === true) return sendPrepared(engine, view, made.checkpoint, reason);
-  return place(view, made);
+  const next = place(view, made);
+  return made.prepared === true ? sendPrepared(engine, view, next, reason) : next;
 }
 
 /**
@@ -355,18 +355,19 @@ function asSent(view: StepView): Message[] {
 /**
  * Makes a checkpoint prepared ahead (docs/design.md, "Preparing ahead") this conversation's
  * checkpoint, as the step about to send it for the first time: it is listed among the checkpoints
- * steps find, and returned placed in this step's view. Reported by `reportPrepared` once it is sure
+ * steps find; `placed` is this step's view with it. Reported by `reportPrepared` once it is sure
  * to go out.
  */
-async function promotePrepared(engine: Engine, view: StepView, checkpoint: StoredCheckpoint): Promise<StepView> {
+async function promotePrepared(engine: Engine, view: StepView, placed: StepView): Promise<StepView> {
   const { conversation, digests } = view;
+  const checkpoint = placed.checkpoint!;
   // Where it left the prompt: the next one is prepared from there (`preparingFrom`, docs/design.md,
   // "Preparing ahead").
   const sent = digests === undefined ? undefined : { length: conversation.length, digest: await digests.of(conversation.length) };
   if (view.threadDigest !== undefined && !(await engine.keeper.promote(view.threadDigest, checkpoint, sent, view.budget))) {
     engine.warn('ai-compaction: the checkpoint prepared ahead could not be stored as sent; this step uses it, later steps may compact again');
   }
-  return withCheckpoint(view, checkpoint);
+  return placed;
 }
 
 /**
@@ -383,9 +384,12 @@ function reportPrepared(engine: Engine, view: StepView, next: StepView, reason: 
   return next;
 }
 
-/** A prepared checkpoint sent by this step for the first time: promoted, and reported here. */
-export async function sendPrepared(engine: Engine, view: StepView, checkpoint: StoredCheckpoint, reason?: CompactionReason): Promise<StepView> {
-  return reportPrepared(engine, view, await promotePrepared(engine, view, checkpoint), reason);
+/**
+ * A prepared checkpoint sent by this step for the first time (`placed`: this step's view with it in
+ * place, `withCheckpoint`): promoted, and reported here.
+ */
+export async function sendPrepared(engine: Engine, view: StepView, placed: StepView, reason?: CompactionReason): Promise<StepView> {
+  return reportPrepared(engine, view, await promotePrepared(engine, view, placed), reason);
 }
 
 /**

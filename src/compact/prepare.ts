@@ -366,8 +366,8 @@ export async function sendCatchUp(engine: Engine, view: StepView, model: Model):
     if (made !== undefined) found = made;
   }
   if (found === undefined || !readableBy(found, modelKey(model))) return view;
-  if (totalSize(withCheckpoint(view, found)) >= totalSize(view)) return view;
-  return sendPrepared(engine, view, found);
+  const placed = withCheckpoint(view, found);
+  return totalSize(placed) < totalSize(view) ? sendPrepared(engine, view, placed) : view;
 }
 
 /** When a step arrived at the middleware, and the size of its prompt then (with the conversation's checkpoint, before anything this step compacts). */
@@ -508,6 +508,7 @@ export interface Candidate {
  * ceiling (sent with no wait); those still being written, by this instance or by another under its
  * lease, with which it could fit, longest first (the step waits only for the rest of a summary
  * already being written); and the longest one ready that does not fit (the step compacts from it).
+ * A ready one comes placed in this step's view (`withCheckpoint`).
  */
 export async function findPrepared(
   engine: Engine,
@@ -515,7 +516,7 @@ export async function findPrepared(
   model: Model,
   plan: CompactionPlan,
   limit: number,
-): Promise<{ ready?: StoredCheckpoint; pending: Candidate[]; tooLarge?: StoredCheckpoint } | undefined> {
+): Promise<{ ready?: StepView; pending: Candidate[]; tooLarge?: StepView } | undefined> {
   const { digests, threadDigest } = view;
   if (digests === undefined || threadDigest === undefined) return undefined;
   const { from, end } = plan;
@@ -536,12 +537,13 @@ export async function findPrepared(
   }
   if (candidates.length === 0) return undefined;
   candidates.sort((a, b) => b.length - a.length);
-  let tooLarge: StoredCheckpoint | undefined;
+  let tooLarge: StepView | undefined;
   for (const candidate of candidates.filter((each) => each.ready)) {
     const checkpoint = await candidate.get();
     if (checkpoint === undefined || !readableBy(checkpoint, modelKey(model))) continue;
-    if (totalSize(withCheckpoint(view, checkpoint)) < limit) return { ready: checkpoint, pending: [] };
-    tooLarge ??= checkpoint;
+    const placed = withCheckpoint(view, checkpoint);
+    if (totalSize(placed) < limit) return { ready: placed, pending: [] };
+    tooLarge ??= placed;
   }
   return { pending: candidates.filter((each) => !each.ready), ...(tooLarge === undefined ? {} : { tooLarge }) };
 }
