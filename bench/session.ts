@@ -121,13 +121,15 @@ export interface SessionOptions {
   summaries?: SummaryMode;
   /** The provider's generation speed (a real model's pace); none by default: replies come at once. */
   speed?: Speed;
+  /** The seed of the scripted agent's session (another seed: another session of the same shape). @default 11 */
+  seed?: number;
 }
 
-export async function runStrategy(strategy: Strategy, { system = SYSTEM, summaries = 'honest', speed }: SessionOptions = {}): Promise<Row> {
+export async function runStrategy(strategy: Strategy, { system = SYSTEM, summaries = 'honest', speed, seed = 11 }: SessionOptions = {}): Promise<Row> {
   // The agent keeps calling tools; each turn ends at its 50th step (stopWhen), so every strategy
   // that raises no error runs the same 500 steps and the totals compare like for like.
   const agent = { toolCallsPerTurn: 10_000, ...(summaries === 'lossy' ? { summaryReply: lossySummary } : {}) };
-  const server = await startProviderServer({ contextWindow: WINDOW, seed: 11, agent, keepBodies: 0, speed });
+  const server = await startProviderServer({ contextWindow: WINDOW, seed, agent, keepBodies: 0, speed });
   const { middleware, compactions, kinds, compactingMs, otherMs, beforeMs, preparing } = timed(await strategy.start(WINDOW));
   const base = createOpenAI({ baseURL: server.openaiBaseURL, apiKey: 'local' }).chat('local-coding-agent');
   const model = middleware.length === 0 ? base : wrapLanguageModel({ model: base, middleware });
