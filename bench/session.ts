@@ -205,7 +205,7 @@ export async function runStrategy(strategy: Strategy, { system = SYSTEM, summari
  * A real coding agent sends thousands of tokens of instructions and tool schemas before the first
  * message; this stands for them (about 8,500 tokens by this package's estimate, 7,000 by gpt-tokenizer).
  */
-const AGENT_SYSTEM = [SYSTEM, ...Array.from({ length: 260 }, (_, index) => AGENT_RULES[index % AGENT_RULES.length])].join('\n');
+export const AGENT_SYSTEM = [SYSTEM, ...Array.from({ length: 260 }, (_, index) => AGENT_RULES[index % AGENT_RULES.length])].join('\n');
 
 /**
  * The mean prompt of a compacting middleware is about halfway between the prompt right after a
