@@ -6,6 +6,7 @@ import type { Message } from '../../src/prompt/types';
 import { estimatePrompt } from '../../src/sizing/estimate';
 import { textOf } from '../support/harness';
 import { SUMMARY } from '../support/models';
+import { gate } from '../support/prepare-fixtures';
 import { STEPS, readFileAgent, readFileTools } from '../support/read-file-agent';
 
 const WINDOW = 20_000;
@@ -104,6 +105,65 @@ describe('compaction end to end', () => {
       // (16,6xx), which is the one sent: two requests a compaction (docs/design.md, "Preparing ahead").
       expect(records.map((record) => record.messagesCovered)).toEqual([11, 21, 31, 41, 51, 61, 71, 81, 91, 101, 111, 121]);
       expect(agent.summaries()).toBe(2 * records.length);
+    });
+  }
+  for (const mode of ['generateText', 'streamText'] as const) {
+    it(`should send a catch-up in a ${mode} loop once its summary is written, no step waiting for it`, async () => {
+      // The clock stands still (only `Date`): these summaries take no time to measure, and preparing
+      // is not timed to them (docs/design.md, "Preparing ahead").
+      vi.useFakeTimers({ toFake: ['Date'] });
+      // The second summary request (step 9's, of its whole conversation for the next step) is held
+      // until the agent answers step 14; a step that waited for it would hold the loop, and after
+      // 5 s a timer opens it and the test fails.
+      const slow = gate();
+      let waited = false;
+      const timer = setTimeout(() => {
+        waited = true;
+        slow.open();
+      }, 5_000);
+      const background: Promise<unknown>[] = [];
+      let step = 0;
+      const requested: number[] = [];
+      const agent = readFileAgent({
+        summary: async (index) => {
+          requested.push(step + 1);
+          if (index === 1) await slow.opened;
+        },
+        answered: async (at) => {
+          step = at;
+          if (at !== 14) return;
+          slow.open();
+          await Promise.all(background);
+        },
+      });
+      const records: { step: number; record: CompactionRecord }[] = [];
+      const middleware = compaction({ contextWindow: WINDOW, waitUntil: (work) => void background.push(work), onCompaction: (record) => void records.push({ step: step + 1, record }) });
+      const model = wrapLanguageModel({ model: agent.model as never, middleware });
+      const options = { model, tools: readFileTools, stopWhen: stepCountIs(STEPS + 5), system: 'You are a coding agent.', prompt: 'Read every file of the project.' };
+      const result = mode === 'generateText' ? await generateText(options) : streamText(options);
+      expect(await result.text).toBe('All 64 files read.');
+      clearTimeout(timer);
+      await Promise.all(background);
+      expect(waited).toBe(false);
+      // Ceiling 17,000, 2,000 tokens a step: step 8 (14,120) prepares at the band, step 9 (16,128)
+      // for the next step; step 10 reaches the ceiling with only the band's checkpoint ready and
+      // sends it with steps 8 and 9 live after it, over the budget (a quarter of the room).
+      const frame = estimatePrompt([{ role: 'system', content: 'You are a coding agent.' }], agent.stepTools[0] as never);
+      const { total } = keepBudget({ ceiling: 17_000, frame, keep: 15_000, summaryOutputTokens: 4_096 });
+      expect(requested.slice(0, 2)).toEqual([9, 10]);
+      expect(records[0]).toMatchObject({ step: 10, record: { messagesCovered: 13, prepared: true } });
+      expect(records[0]!.record.tokensAfter - frame).toBeGreaterThan(total);
+      // Steps 10 to 14 go out without waiting, and start no other summary: step 9's, still being
+      // written and longer than the checkpoint sent, is the catch-up (one at a time).
+      expect(requested.filter((at) => at >= 10 && at <= 14)).toEqual([10]);
+      // Written while step 14 was answered: step 15, the first step after it is ready, sends it,
+      // under the ceiling (it covers step 9's whole conversation).
+      expect(records[1]).toMatchObject({ step: 15, record: { messagesCovered: 17, prepared: true } });
+      expect(records[1]!.record.tokensAfter).toBeLessThan(records[1]!.record.tokensBefore);
+      expect(records[1]!.record.tokensBefore).toBeLessThan(17_000);
+      expect(estimatePrompt(agent.prompts[14]!, agent.stepTools[14] as never)).toBe(records[1]!.record.tokensAfter);
+      // Every step stayed under the ceiling.
+      agent.prompts.forEach((prompt, index) => expect(estimatePrompt(prompt, agent.stepTools[index] as never)).toBeLessThan(17_000));
     });
   }
 });

@@ -12,8 +12,14 @@ export const STEPS = 64;
  * An agent that calls `read_file` until step 64, then answers; every tool output is 8,000
  * characters. It keeps each step's prompt (a copy with `clone`, for a test that looks at prompts
  * the middleware may pass on and the loop extends) and the tool definitions it was sent with.
+ * `summary` writes the summary of each summary request (by its index from 0; by default the
+ * template at once); `answered` runs as step `step` is answered, before its reply goes back.
  */
-export function readFileAgent({ clone = false }: { clone?: boolean } = {}) {
+export function readFileAgent({
+  clone = false,
+  summary = () => undefined,
+  answered = async () => undefined,
+}: { clone?: boolean; summary?: (index: number) => Promise<void> | void; answered?: (step: number) => Promise<void> | void } = {}) {
   const prompts: Message[][] = [];
   /** The tool definitions each step was sent with. */
   const stepTools: unknown[] = [];
@@ -32,7 +38,11 @@ export function readFileAgent({ clone = false }: { clone?: boolean } = {}) {
   const model = new MockLanguageModel({
     doGenerate: async ({ prompt, tools }: { prompt: Message[]; tools: unknown }) => {
       const turn = next(prompt, tools);
-      if (turn.kind === 'summary') return textResult(SUMMARY, 1_000, 200);
+      if (turn.kind === 'summary') {
+        await summary(summaries - 1);
+        return textResult(SUMMARY, 1_000, 200);
+      }
+      await answered(turn.step);
       if (turn.kind === 'answer') return textResult('All 64 files read.', turn.input, 10);
       return {
         content: [{ type: 'tool-call', toolCallId: `call-${turn.step}`, toolName: 'read_file', input: JSON.stringify({ path: `src/file-${turn.step}.ts` }) }],
@@ -45,6 +55,7 @@ export function readFileAgent({ clone = false }: { clone?: boolean } = {}) {
       const turn = next(prompt, tools);
       const end = (reason: string, input: number | undefined) => ({ type: 'finish', finishReason: { unified: reason, raw: reason }, usage: usage(input, 20) });
       if (turn.kind === 'summary') throw new Error('summaries are requested with doGenerate');
+      await answered(turn.step);
       const parts: unknown[] =
         turn.kind === 'answer'
           ? [{ type: 'stream-start', warnings: [] }, { type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: 'All 64 files read.' }, { type: 'text-end', id: 't' }, end('stop', turn.input)]

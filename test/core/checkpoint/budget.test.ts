@@ -4,7 +4,8 @@
 // twentieth of the ceiling, at most 2,000), then the record the rest, at most `keep`.
 import { describe, expect, it } from 'vitest';
 import { CompactionError, compaction } from '../../../src';
-import { DEFAULT_BUDGET_SHARE, MAX_BUDGET_SHARE, identifiersRoom, keepBudget, recordRoom } from '../../../src/checkpoint/budget';
+import { DEFAULT_BUDGET_SHARE, MAX_BUDGET_SHARE, identifiersRoom, keepBudget, recordRoom, userWordsRoom } from '../../../src/checkpoint/budget';
+import { afterCheckpoint } from '../../../src/checkpoint/live';
 import { expectedSummary, liveAfter, planCompaction, sizedFor } from '../../../src/compact/plan';
 import { CATCH_UP_SHARE, worthCatchingUp } from '../../../src/compact/prepare';
 import type { Message } from '../../../src/prompt/types';
@@ -51,6 +52,22 @@ describe('keepBudget', () => {
     expect(budget.identifiers).toBe(170);
   });
 
+  it('should leave a large summary its quarter and give the record what the parts before it leave: 200k window, 32,000-token summaries', () => {
+    // ceiling 170,000, frame 2,000: room 168,000, total 42,000; the summary's limit is its option
+    // (32,000), under a quarter of the room (42,000)
+    const budget = keepBudget({ ceiling: 170_000, frame: 2_000, keep: 15_000, summaryOutputTokens: 32_000 });
+    expect(budget.summary).toBe(32_000);
+    // a summary of its whole limit after a 1,000-token live step: 42,000 - 1,000 - 32,000 = 9,000
+    // left, the identifiers their cap of 2,000, the user's earlier messages their cap of 2,000
+    expect(identifiersRoom(budget, { live: 1_000, summary: 32_000 })).toBe(2_000);
+    expect(userWordsRoom(budget, { live: 1_000, summary: 32_000, identifiers: 2_000 })).toBe(2_000);
+    // the record: 9,000 - 2,000 - 2,000 - a 50-token wrapper = 4,950, under keep (15,000)
+    expect(recordRoom(budget, { live: 1_000, summary: 32_000, identifiers: 2_000, userWords: 2_000, wrapper: 50 })).toBe(4_950);
+    // a summary 3,000 tokens longer leaves the record 3,000 less; one of 38,000 leaves it nothing
+    expect(recordRoom(budget, { live: 1_000, summary: 35_000, identifiers: 2_000, userWords: 2_000, wrapper: 50 })).toBe(1_950);
+    expect(recordRoom(budget, { live: 1_000, summary: 38_000, identifiers: 2_000, userWords: 2_000, wrapper: 50 })).toBe(0);
+  });
+
   it('should take at most half the room, whatever share is asked for', () => {
     expect(DEFAULT_BUDGET_SHARE).toBeLessThanOrEqual(MAX_BUDGET_SHARE);
     expect(keepBudget({ ceiling: 13_600, frame: 6_000, keep: 15_000, summaryOutputTokens: 4_096, share: 0.5 }).total).toBe(3_800);
@@ -93,11 +110,21 @@ describe('planCompaction', () => {
   });
 
   it('should count a huge newest step as its quarter of the room: its tool outputs are shortened', () => {
+    // an 8,000-token output (32,000 characters) after a 3-token call, in a step of at most 1,900
+    // tokens (a quarter of the 7,600 room): the output keeps 1,900 x 4 - 12 (the call) - 32 (room
+    // for the note) = 7,556 characters, its first and last 3,778, and a note of the 24,444 cut
     const conversation = [user('Fix the build.'), toolCall('c1', 'run', { n: 1 }), toolResult('c1', 'run', filler(8_000, 'r'))];
     const made = plan(conversation);
     expect(made.end).toBe(1);
-    expect(made.live).toBeLessThanOrEqual(made.budget!.step);
-    expect(made.live).toBeGreaterThan(made.budget!.step - 100);
+    expect(made.budget!.step).toBe(1_900);
+    const live = afterCheckpoint(conversation, made.end, made.budget!.step);
+    expect(live[0]).toBe(conversation[1]);
+    const output = (live[1] as { content: { output: { type: string; value: string } }[] }).content[0]!.output;
+    expect(output).toEqual({ type: 'text', value: `${'r'.repeat(3_778)}\n[24444 characters cut]\n${'r'.repeat(3_778)}` });
+    // 3 tokens of the call and 7,580 characters of output (1,895 tokens): 1,898
+    expect(made.live).toBe(1_898);
+    // the caller's messages are not changed
+    expect((conversation[2] as { content: { output: { value: string } }[] }).content[0]!.output.value).toHaveLength(32_000);
   });
 
   it('should leave a compaction of the whole conversation room for a live part like this step\'s', () => {
@@ -203,10 +230,14 @@ describe('the window is never exceeded by the middleware\'s own estimate', () =>
     const { model, summaryCalls, stepCalls } = scriptedModel({
       summary: (prompt) => textResult(`## Objective\n- keep going\n\n## Active\n${filler(1_500, 'z')}`, estimatePrompt(prompt), 1_500),
     });
-    const middleware = compaction({ contextWindow: 4_000, summaryOutputTokens: 1_500, prepare: false });
+    const warnings: string[] = [];
+    const middleware = compaction({ contextWindow: 4_000, summaryOutputTokens: 1_500, prepare: false, logger: { info: () => undefined, warn: (message) => void warnings.push(String(message)) } });
     // 3,500 tokens, over the 3,400 ceiling: the checkpoint with a 1,500-token summary and the 2,300-token turn is over the window
     const prompt = [user(filler(600, 'a')), assistant(filler(600, 'b')), user(filler(2_300, 'c'))];
-    await wrap(model, middleware).doGenerate({ prompt }).catch(() => undefined);
+    await wrap(model, middleware).doGenerate({ prompt });
+    // the compaction failed as too large, after its summary was written
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^ai-compaction: compaction failed \(too-large\): .*; the step goes out unchanged\./);
     expect(summaryCalls()).toHaveLength(1);
     // ceiling 3,400, frame 0: a quarter of the room is 850
     expect(summaryCalls()[0]!.maxOutputTokens).toBe(850);
