@@ -1,4 +1,4 @@
-import { IDENTIFIERS_MAX_TOKENS } from './identifiers';
+import { identifierBudget } from './identifiers';
 import { USER_WORDS_MAX_TOKENS } from './user-words';
 
 /**
@@ -67,7 +67,7 @@ export function keepBudget({ ceiling, frame, keep, summaryOutputTokens, share = 
     step: quarter,
     // A summary needs a few tokens whatever the room: one cut at its limit fails the compaction (and is held).
     summary: Math.max(1, Math.min(summaryOutputTokens, quarter)),
-    identifiers: Math.max(0, Math.min(IDENTIFIERS_MAX_TOKENS, Math.floor(ceiling / 20))),
+    identifiers: identifierBudget(ceiling),
     userWords: Math.min(USER_WORDS_MAX_TOKENS, Math.floor(total / 8)),
     record: Math.max(0, keep),
     userMessage: Math.floor(Math.min(Math.max(0, keep), total) / 4),

@@ -1,5 +1,5 @@
 import { clearToolOutputs } from '../checkpoint/clear';
-import { collectIdentifiers, identifierBudget, identifiersSection, withoutIdentifiersSection } from '../checkpoint/identifiers';
+import { collectIdentifiers, identifiersSection, withoutIdentifiersSection } from '../checkpoint/identifiers';
 import { type UserWords, collectUserWords, withUserWords, withoutUserWordsSection } from '../checkpoint/user-words';
 import { recordOpening, selectRecord } from '../checkpoint/record';
 import { MIN_SUMMARY_ROOM, roomFor, summarize } from '../checkpoint/summarize';
@@ -240,7 +240,7 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
     const previous = view.checkpoint?.summary === undefined || view.checkpoint.summary === '' ? undefined : tokensOf(view.checkpoint.summary);
     const expected = expectedSummary(outputLimit, previous);
     const sized = sizedFor(plan, !summaryFitsWhole(view, request.size, window));
-    const expectedIdentifiers = identifierAllowance(sized, expected, identifierBudget(limit));
+    const expectedIdentifiers = identifierAllowance(sized, expected);
     // The user's messages the record will not hold (docs/design.md, "The user's words"): at first
     // those before the newest turn it covers (whose user message the record always holds).
     const wordsOf = (to: number, summaryTokens: number, identifierTokens: number) =>
@@ -267,7 +267,7 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
     });
     summary = withoutUserWordsSection(withoutIdentifiersSection(reply));
     const summaryTokens = tokensOf(summary);
-    identifiers = collectIdentifiers(covered, view.checkpoint?.identifiers ?? [], identifierAllowance(sized, summaryTokens, identifierBudget(limit)), charsPerToken);
+    identifiers = collectIdentifiers(covered, view.checkpoint?.identifiers ?? [], identifierAllowance(sized, summaryTokens), charsPerToken);
     const identifierTokens = tokensOf(identifiersSection(identifiers));
     const words = wordsOf(recordOpening(view.conversation, smallest.start, end), summaryTokens, identifierTokens);
     const record = recordOfSize(Math.max(first, recordAllowance(sized, summaryTokens, identifierTokens, settings.keep, wordsTokens(words))));

@@ -1,6 +1,7 @@
 import { type BudgetInput, type KeepBudget, MAX_BUDGET_SHARE, identifiersRoom, keepBudget, recordRoom, userWordsRoom } from '../checkpoint/budget';
 import { USER_WORDS_MAX_TOKENS } from '../checkpoint/user-words';
 import { afterCheckpoint } from '../checkpoint/live';
+import { identifierBudget } from '../checkpoint/identifiers';
 import { checkpointMessage } from '../checkpoint/message';
 import { liveStart } from '../prompt/conversation';
 import type { ResolvedOptions } from '../options';
@@ -129,9 +130,9 @@ export function sizedFor(plan: CompactionPlan, squeezed: boolean): CompactionPla
   return squeezed ? { ...plan, ...plan.widest } : plan;
 }
 
-/** The most the identifier list may take once the summary is `summary` tokens. */
-export function identifierAllowance(plan: CompactionPlan, summary: number, unbounded: number): number {
-  return plan.budget === undefined ? unbounded : identifiersRoom(plan.budget, { live: plan.live, summary });
+/** The most the identifier list may take once the summary is `summary` tokens (without a ceiling, its cap). */
+export function identifierAllowance(plan: CompactionPlan, summary: number): number {
+  return plan.budget === undefined ? identifierBudget(undefined) : identifiersRoom(plan.budget, { live: plan.live, summary });
 }
 
 /** The most the user's messages before the record may take once the summary and identifiers are `summary` and `identifiers` tokens. */

@@ -119,12 +119,12 @@ describe('planCompaction', () => {
     expect(made.budget!.step).toBe(1_900);
     const live = afterCheckpoint(conversation, made.end, made.budget!.step);
     expect(live[0]).toBe(conversation[1]);
-    const output = (live[1] as { content: { output: { type: string; value: string } }[] }).content[0]!.output;
+    const output = (live[1] as unknown as { content: { output: { type: string; value: string } }[] }).content[0]!.output;
     expect(output).toEqual({ type: 'text', value: `${'r'.repeat(3_778)}\n[24444 characters cut]\n${'r'.repeat(3_778)}` });
     // 3 tokens of the call and 7,580 characters of output (1,895 tokens): 1,898
     expect(made.live).toBe(1_898);
     // the caller's messages are not changed
-    expect((conversation[2] as { content: { output: { value: string } }[] }).content[0]!.output.value).toHaveLength(32_000);
+    expect((conversation[2] as unknown as { content: { output: { value: string } }[] }).content[0]!.output.value).toHaveLength(32_000);
   });
 
   it('should leave a compaction of the whole conversation room for a live part like this step\'s', () => {
