@@ -1,6 +1,6 @@
 import type Redis from 'ioredis';
 import type { createClient } from 'redis';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { type CompactionRecord, compaction } from '../../src';
 import { checkpointText } from '../../src/checkpoint/message';
 import { redisStore } from '../../src/redis';
@@ -110,4 +110,76 @@ describe('redisStore with prepare', () => {
     const checkpoint: Message = { role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, records[0]!.record) }] };
     expect(second.stepCalls()[0]!.prompt).toEqual([checkpoint, ...next.slice(atCeiling().length)]);
   });
+  it('should let another instance go on without waiting while a catch-up is written, and send it once it is ready', async () => {
+    const prefix = `catch-up-gated-${Date.now()}:`;
+    const slow = gate();
+    let written = false;
+    // the second summary request, the catch-up, is held until the gate opens
+    const first = scriptedModel({ summary: (_prompt, index) => (index === 1 ? slow.opened.then(() => ((written = true), textResult(SUMMARY, 100, 200))) : undefined) });
+    const background: Promise<unknown>[] = [];
+    const a = compaction({ contextWindow: 20_000, store: redisStore({ client: ioredis, prefix }), waitUntil: (promise) => void background.push(promise) });
+    await wrap(first.model, a).doGenerate({ prompt: band() });
+    await Promise.all(background);
+    await wrap(first.model, a).doGenerate({ prompt: atCeiling() });
+    // its request goes out in the background, after the step
+    await vi.waitFor(() => expect(first.summaryCalls()).toHaveLength(2));
+    // Another instance serves the next two steps while it is written: neither waits for it, and
+    // each sends the first checkpoint with what came after it.
+    const second = scriptedModel();
+    const records: CompactionRecord[] = [];
+    const b = compaction({ contextWindow: 20_000, store: redisStore({ client: nodeRedis, prefix }), onCompaction: (record) => void records.push(record) });
+    const one = [...atCeiling(), assistant('one'), user('two')];
+    const two = [...one, assistant('three'), user('four')];
+    await wrap(second.model, b).doGenerate({ prompt: one });
+    await wrap(second.model, b).doGenerate({ prompt: two });
+    expect(written).toBe(false);
+    expect(second.summaryCalls()).toHaveLength(0);
+    expect(records).toEqual([]);
+    const [threadKey] = await ioredis.keys(`${prefix}thread:*`);
+    const promoted = JSON.parse((await ioredis.get(threadKey!))!) as { checkpoints: Array<{ digest: string }> };
+    const firstCheckpoint = await ioredis.get(`${prefix}cp:${promoted.checkpoints[0]!.digest}`);
+    expect(firstCheckpoint).not.toBeNull();
+    expect(textOfFirst(second.stepCalls()[0]!.prompt)).toBe(textOfFirst(second.stepCalls()[1]!.prompt));
+    expect(second.stepCalls()[1]!.prompt.slice(1)).toEqual(two.slice(14));
+    // Written: the first step after it is ready, on the other instance, sends it.
+    slow.open();
+    await Promise.all(background);
+    const three = [...two, assistant('five'), user('six')];
+    await wrap(second.model, b).doGenerate({ prompt: three });
+    expect(records).toEqual([expect.objectContaining({ messagesCovered: atCeiling().length, prepared: true })]);
+    const checkpoint: Message = { role: 'user', content: [{ type: 'text', text: checkpointText(SUMMARY, records[0]!.record) }] };
+    expect(second.stepCalls()[2]!.prompt).toEqual([checkpoint, ...three.slice(atCeiling().length)]);
+    expect(second.summaryCalls()).toHaveLength(0);
+  });
+
+  it('should change nothing in Redis when a catch-up fails: every instance keeps sending the first checkpoint', async () => {
+    const prefix = `catch-up-failed-${Date.now()}:`;
+    const first = scriptedModel({ summary: (_prompt, index) => (index === 1 ? Promise.reject(new Error('summarizer down')) : undefined) });
+    const background: Promise<unknown>[] = [];
+    const a = compaction({ contextWindow: 20_000, store: redisStore({ client: ioredis, prefix }), waitUntil: (promise) => void background.push(promise), logger: { info: () => undefined, warn: () => undefined } });
+    await wrap(first.model, a).doGenerate({ prompt: band() });
+    await Promise.all(background);
+    await wrap(first.model, a).doGenerate({ prompt: atCeiling() });
+    await Promise.all(background);
+    expect(first.summaryCalls()).toHaveLength(2);
+    const [threadKey] = await ioredis.keys(`${prefix}thread:*`);
+    const thread = JSON.parse((await ioredis.get(threadKey!))!) as { checkpoints: unknown[]; prepared?: Array<{ catchUp?: boolean }> };
+    expect(thread.checkpoints).toHaveLength(1);
+    expect((thread.prepared ?? []).filter((ref) => ref.catchUp === true)).toEqual([]);
+    const second = scriptedModel();
+    const records: CompactionRecord[] = [];
+    const b = compaction({ contextWindow: 20_000, store: redisStore({ client: nodeRedis, prefix }), onCompaction: (record) => void records.push(record) });
+    const next = [...atCeiling(), assistant('done'), user('thanks')];
+    await wrap(second.model, b).doGenerate({ prompt: next });
+    expect(records).toEqual([]);
+    expect(second.summaryCalls()).toHaveLength(0);
+    expect(second.stepCalls()[0]!.prompt.slice(1)).toEqual(next.slice(14));
+    expect(textOfFirst(second.stepCalls()[0]!.prompt).startsWith('<conversation-checkpoint>')).toBe(true);
+  });
 });
+
+/** The text of a prompt's first message. */
+function textOfFirst(prompt: Message[]): string {
+  const content = prompt[0]!.content;
+  return typeof content === 'string' ? content : content.map((part) => ('text' in part ? part.text : '')).join('');
+}
