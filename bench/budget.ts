@@ -62,7 +62,7 @@ export async function run(): Promise<void> {
         label(share),
         mode,
         `${mine.filter((run) => run.finished).length}/${mine.length}`,
-        ...cells.map((cell) => `${sum(cell.map((run) => run.overShortest ?? 0))} / ${sum(cell.map((run) => run.summaryRequests))} / ${costOf(addUsage(...cell.map((run) => run.usage))).input.toLocaleString('en-US')}`),
+        ...cells.map((cell) => `${sum(cell.map((run) => run.overShortest ?? 0))} / ${sum(cell.map((run) => run.summaryRequests))} / ${costCells(addUsage(...cell.map((run) => run.usage)))[1]}`),
         String(sum(mine.map((run) => run.overShortest ?? 0))),
         String(sum(mine.map((run) => run.violations + run.rejectedEdits))),
         String(sum(mine.map((run) => run.summaryRequests))),
@@ -71,6 +71,16 @@ export async function run(): Promise<void> {
     }
     printTable(['share', 'summaries', 'finished', ...WINDOWS.map((window) => `${tokens(window)}: over / req / input cost`), 'over shortest', 'violations + rejected', 'summary req', ...COST_COLUMNS], rows);
   }
+  // The rule the default is chosen by: the cheapest share at cache prices, honest and lossy runs
+  // together, whose runs all finish with no edit refused for a rule and none rejected.
+  const judged = SHARES.map((share) => {
+    const mine = runs.filter((run) => run.strategy === label(share));
+    return { share, sound: mine.every((run) => run.finished && run.violations === 0 && run.rejectedEdits === 0), cost: costOf(addUsage(...mine.map((run) => run.usage))).input };
+  });
+  const chosen = judged.filter((each) => each.sound).sort((a, b) => a.cost - b.cost)[0];
+  console.log(
+    `The cheapest share, honest and lossy runs together, whose runs all finish with no violation and no rejected edit: ${chosen === undefined ? 'none' : chosen.share}; the default: ${DEFAULT_BUDGET_SHARE} (${chosen?.share === DEFAULT_BUDGET_SHARE ? 'the same' : 'not the same'}).`,
+  );
   console.log(
     `"over shortest": steps beyond the shortest run, summed (as in the continuity benchmark); "req": summary requests; "violations + rejected": edits refused for a rule or rejected for a wrong token.
 Every window compacts at this middleware's ceiling for it (${WINDOWS.map((window) => `${tokens(window)} -> ${tokens(ceiling(window, undefined))}`).join(', ')}).
