@@ -20,7 +20,7 @@ import { USER_WORDS_MAX_TOKENS } from './user-words';
 /** The most of the room a compaction may keep: half, so the next one is at least half the room away. */
 export const MAX_BUDGET_SHARE = 0.5;
 
-/** The share of the room a compaction keeps by default, chosen by measurement (docs/benchmarks.md). */
+/** The share of the room a compaction keeps by default, chosen by measurement: `npm run bench -- budget` (docs/benchmarking.md, "The budget's share"). */
 export const DEFAULT_BUDGET_SHARE = 0.25;
 
 /** What a compaction may keep, in tokens. */
