@@ -19,6 +19,27 @@ let ioredis: Redis;
 let nodeRedis: ReturnType<typeof createClient>;
 useRedisClients((clients) => ({ ioredis, nodeRedis } = clients));
 
+/**
+ * An instance on ioredis that prepared at the band (`band()`), then sent that checkpoint at the
+ * ceiling (`atCeiling()`) with over the budget after it: its catch-up is started in the background
+ * (`summary` writes each summary, by index: the catch-up's is the second).
+ */
+async function sentOverBudget(prefix: string, summary?: NonNullable<Parameters<typeof scriptedModel>[0]>['summary']) {
+  const first = scriptedModel(summary === undefined ? {} : { summary });
+  const background: Promise<unknown>[] = [];
+  const a = compaction({ contextWindow: 20_000, store: redisStore({ client: ioredis, prefix }), waitUntil: (promise) => void background.push(promise), logger: { info: () => undefined, warn: () => undefined } });
+  await wrap(first.model, a).doGenerate({ prompt: band() });
+  await Promise.all(background);
+  await wrap(first.model, a).doGenerate({ prompt: atCeiling() });
+  return { first, background };
+}
+
+/** The thread record of the one conversation stored under `prefix`. */
+async function threadUnder(prefix: string): Promise<{ checkpoints: Array<{ digest: string }>; prepared?: Array<{ length: number; catchUp?: boolean }> }> {
+  const [threadKey] = await ioredis.keys(`${prefix}thread:*`);
+  return JSON.parse((await ioredis.get(threadKey!))!);
+}
+
 describe('redisStore with prepare', () => {
   it('should hold a checkpoint prepared by one instance back on another, and let that one send it at the ceiling without a summary request', async () => {
     const prefix = `prepare-${Date.now()}:`;
@@ -86,18 +107,12 @@ describe('redisStore with prepare', () => {
 
   it('should list a catch-up in Redis, so that the first step after it is ready sends it on any instance', async () => {
     const prefix = `catch-up-${Date.now()}:`;
-    const first = scriptedModel();
-    const background: Promise<unknown>[] = [];
-    const a = compaction({ contextWindow: 20_000, store: redisStore({ client: ioredis, prefix }), waitUntil: (promise) => void background.push(promise) });
-    await wrap(first.model, a).doGenerate({ prompt: band() });
-    await Promise.all(background);
     // The step at the ceiling sends the prepared checkpoint with 4,500 tokens and more after it,
     // over the budget: the catch-up of its whole conversation is written in the background.
-    await wrap(first.model, a).doGenerate({ prompt: atCeiling() });
+    const { first, background } = await sentOverBudget(prefix);
     await Promise.all(background);
     expect(first.summaryCalls()).toHaveLength(2);
-    const [threadKey] = await ioredis.keys(`${prefix}thread:*`);
-    const thread = JSON.parse((await ioredis.get(threadKey!))!) as { prepared?: Array<{ length: number; catchUp?: boolean }> };
+    const thread = await threadUnder(prefix);
     expect(thread.prepared).toEqual(expect.arrayContaining([expect.objectContaining({ length: atCeiling().length, catchUp: true })]));
     // Another instance, on the other client, serves the next step: under the ceiling, it sends it.
     const second = scriptedModel();
@@ -115,12 +130,7 @@ describe('redisStore with prepare', () => {
     const slow = gate();
     let written = false;
     // the second summary request, the catch-up, is held until the gate opens
-    const first = scriptedModel({ summary: (_prompt, index) => (index === 1 ? slow.opened.then(() => ((written = true), textResult(SUMMARY, 100, 200))) : undefined) });
-    const background: Promise<unknown>[] = [];
-    const a = compaction({ contextWindow: 20_000, store: redisStore({ client: ioredis, prefix }), waitUntil: (promise) => void background.push(promise) });
-    await wrap(first.model, a).doGenerate({ prompt: band() });
-    await Promise.all(background);
-    await wrap(first.model, a).doGenerate({ prompt: atCeiling() });
+    const { first, background } = await sentOverBudget(prefix, (_prompt, index) => (index === 1 ? slow.opened.then(() => ((written = true), textResult(SUMMARY, 100, 200))) : undefined));
     // its request goes out in the background, after the step
     await vi.waitFor(() => expect(first.summaryCalls()).toHaveLength(2));
     // Another instance serves the next two steps while it is written: neither waits for it, and
@@ -135,8 +145,7 @@ describe('redisStore with prepare', () => {
     expect(written).toBe(false);
     expect(second.summaryCalls()).toHaveLength(0);
     expect(records).toEqual([]);
-    const [threadKey] = await ioredis.keys(`${prefix}thread:*`);
-    const promoted = JSON.parse((await ioredis.get(threadKey!))!) as { checkpoints: Array<{ digest: string }> };
+    const promoted = await threadUnder(prefix);
     const firstCheckpoint = await ioredis.get(`${prefix}cp:${promoted.checkpoints[0]!.digest}`);
     expect(firstCheckpoint).not.toBeNull();
     expect(textOfFirst(second.stepCalls()[0]!.prompt)).toBe(textOfFirst(second.stepCalls()[1]!.prompt));
@@ -154,16 +163,10 @@ describe('redisStore with prepare', () => {
 
   it('should change nothing in Redis when a catch-up fails: every instance keeps sending the first checkpoint', async () => {
     const prefix = `catch-up-failed-${Date.now()}:`;
-    const first = scriptedModel({ summary: (_prompt, index) => (index === 1 ? Promise.reject(new Error('summarizer down')) : undefined) });
-    const background: Promise<unknown>[] = [];
-    const a = compaction({ contextWindow: 20_000, store: redisStore({ client: ioredis, prefix }), waitUntil: (promise) => void background.push(promise), logger: { info: () => undefined, warn: () => undefined } });
-    await wrap(first.model, a).doGenerate({ prompt: band() });
-    await Promise.all(background);
-    await wrap(first.model, a).doGenerate({ prompt: atCeiling() });
+    const { first, background } = await sentOverBudget(prefix, (_prompt, index) => (index === 1 ? Promise.reject(new Error('summarizer down')) : undefined));
     await Promise.all(background);
     expect(first.summaryCalls()).toHaveLength(2);
-    const [threadKey] = await ioredis.keys(`${prefix}thread:*`);
-    const thread = JSON.parse((await ioredis.get(threadKey!))!) as { checkpoints: unknown[]; prepared?: Array<{ catchUp?: boolean }> };
+    const thread = await threadUnder(prefix);
     expect(thread.checkpoints).toHaveLength(1);
     expect((thread.prepared ?? []).filter((ref) => ref.catchUp === true)).toEqual([]);
     const second = scriptedModel();
