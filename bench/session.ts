@@ -125,7 +125,10 @@ export interface SessionOptions {
   seed?: number;
 }
 
-export async function runStrategy(strategy: Strategy, { system = SYSTEM, summaries = 'honest', speed, seed = 11 }: SessionOptions = {}): Promise<Row> {
+/** The seed of the scripted agent's session in every table so far. */
+export const SESSION_SEED = 11;
+
+export async function runStrategy(strategy: Strategy, { system = SYSTEM, summaries = 'honest', speed, seed = SESSION_SEED }: SessionOptions = {}): Promise<Row> {
   // The agent keeps calling tools; each turn ends at its 50th step (stopWhen), so every strategy
   // that raises no error runs the same 500 steps and the totals compare like for like.
   const agent = { toolCallsPerTurn: 10_000, ...(summaries === 'lossy' ? { summaryReply: lossySummary } : {}) };
