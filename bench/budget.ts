@@ -16,7 +16,7 @@ import { BUDGET_SHARE } from '../src/options';
 import { DEFAULT_BUDGET_SHARE } from '../src/checkpoint/budget';
 import { ceiling } from '../src/sizing/ceiling';
 import type { SummaryMode } from '../test/support/provider-server';
-import { type ContinuityRun, type Configuration, runContinuity, SEEDS, WINDOWS } from './continuity';
+import { type ContinuityRun, type Configuration, runContinuity, SEEDS, sweepConfigurations, WINDOWS } from './continuity';
 import { addUsage, COST_COLUMNS, COST_NOTE, costCells, costOf } from './cost';
 import { inChildren } from './pool';
 import { AGENT_SYSTEM, runStrategy, SYSTEM } from './session';
@@ -47,7 +47,7 @@ export async function runSharePiece(configuration: Configuration): Promise<Conti
 const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
 
 export async function run(): Promise<void> {
-  const configurations = WINDOWS.flatMap((window) => [false, true].flatMap((lateFailure) => SEEDS.map((seed) => ({ window, seed, lateFailure }))));
+  const configurations = sweepConfigurations();
   const runs = (await inChildren<Configuration, ContinuityRun[]>(import.meta.url, 'runSharePiece', configurations)).flat();
 
   console.log(

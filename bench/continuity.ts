@@ -352,6 +352,11 @@ export function headlineStrategies(baseline: Baseline = baselineFromEnv()): Stra
   return [...sweep.slice(0, 2), compacting('clearing, then summary', { clearToolResults: true }), clearingAlone(), ...sweep.slice(2)];
 }
 
+/** Every configuration of the sweep: each window, the failure block early and late, each seed. */
+export function sweepConfigurations(): Configuration[] {
+  return WINDOWS.flatMap((window) => [false, true].flatMap((lateFailure) => SEEDS.map((seed) => ({ window, seed, lateFailure }))));
+}
+
 /** One configuration of the benchmark. */
 export interface Configuration {
   window: number;
@@ -529,7 +534,7 @@ export async function run(): Promise<void> {
   // A baseline with this checkout's very src/ (on main, main itself) runs in the headline, where its rows must equal this checkout's, and not again.
   const withoutBaseline = baseline.sameAsCheckout === true;
   const pinned = baseline.commit === undefined ? undefined : { commit: baseline.commit, label: baseline.label };
-  const configurations = WINDOWS.flatMap((window) => [false, true].flatMap((lateFailure) => SEEDS.map((seed) => ({ window, seed, lateFailure }))));
+  const configurations = sweepConfigurations();
   const pieces = await inChildren<Piece, Awaited<ReturnType<typeof runPiece>>>(
     import.meta.url,
     'runPiece',

@@ -7,7 +7,7 @@ import { redisStore } from '../../src/redis';
 import type { Message } from '../../src/prompt/types';
 import { SUMMARY, textResult } from '../support/models';
 import { atCeiling, band, gate, under } from '../support/prepare-fixtures';
-import { assistant, scriptedModel, user, wrap } from '../support/harness';
+import { assistant, scriptedModel, textOf, user, wrap } from '../support/harness';
 import { useRedisClients } from '../support/redis-server';
 
 // Preparing ahead (docs/design.md, "Preparing ahead") with the Redis store (docs/stores.md): a
@@ -148,7 +148,7 @@ describe('redisStore with prepare', () => {
     const promoted = await threadUnder(prefix);
     const firstCheckpoint = await ioredis.get(`${prefix}cp:${promoted.checkpoints[0]!.digest}`);
     expect(firstCheckpoint).not.toBeNull();
-    expect(textOfFirst(second.stepCalls()[0]!.prompt)).toBe(textOfFirst(second.stepCalls()[1]!.prompt));
+    expect(textOf(second.stepCalls()[0]!.prompt[0])).toBe(textOf(second.stepCalls()[1]!.prompt[0]));
     expect(second.stepCalls()[1]!.prompt.slice(1)).toEqual(two.slice(14));
     // Written: the first step after it is ready, on the other instance, sends it.
     slow.open();
@@ -177,12 +177,7 @@ describe('redisStore with prepare', () => {
     expect(records).toEqual([]);
     expect(second.summaryCalls()).toHaveLength(0);
     expect(second.stepCalls()[0]!.prompt.slice(1)).toEqual(next.slice(14));
-    expect(textOfFirst(second.stepCalls()[0]!.prompt).startsWith('<conversation-checkpoint>')).toBe(true);
+    expect(textOf(second.stepCalls()[0]!.prompt[0]).startsWith('<conversation-checkpoint>')).toBe(true);
   });
 });
 
-/** The text of a prompt's first message. */
-function textOfFirst(prompt: Message[]): string {
-  const content = prompt[0]!.content;
-  return typeof content === 'string' ? content : content.map((part) => ('text' in part ? part.text : '')).join('');
-}
