@@ -1,4 +1,5 @@
 import { wrapLanguageModel } from 'ai';
+import type { Clock } from './clock';
 import { describe } from './errors';
 import { type ResolvedOptions, resolveOptions } from './options';
 import type { Model } from './prompt/types';
@@ -16,6 +17,8 @@ import type { CompactionOptions } from './types';
  */
 export interface Engine {
   readonly settings: ResolvedOptions;
+  /** Where the time is read (clock.ts): the real clock, or a benchmark's simulated one. */
+  readonly clock: Clock;
   readonly keeper: Keeper;
   /** Each model's characters a token (or the `estimate` option's factor), learned from its counts (docs/design.md, "The size of a prompt"). */
   readonly sizing: LearnedSizing;
@@ -53,10 +56,12 @@ export function createEngine(options: CompactionOptions): Engine {
   const restored = options.state === undefined ? undefined : parseState(options.state);
   const warn = (message: string) => settings.logger?.warn(message);
   const info = (message: string) => settings.logger?.info(message);
-  const keeper = new Keeper(settings.store ?? memoryStore(), { warn, info, ...(settings.secret === undefined ? {} : { sealer: createSealer(settings.secret) }) });
-  const sizing = new LearnedSizing(keeper, settings.estimate && guardTokenize(settings.estimate, warn));
+  const { clock } = settings;
+  const keeper = new Keeper(settings.store ?? memoryStore(), { warn, info, clock, ...(settings.secret === undefined ? {} : { sealer: createSealer(settings.secret) }) });
+  const sizing = new LearnedSizing(keeper, settings.estimate && guardTokenize(settings.estimate, warn), () => clock.now());
   return {
     settings,
+    clock,
     keeper,
     sizing,
     warn,

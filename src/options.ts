@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { type Clock, isClock, realClock } from './clock';
 import { describe } from './errors';
 import type { Model } from './prompt/types';
 import type { BufferSetting } from './sizing/ceiling';
@@ -135,10 +136,18 @@ type Options = typeof OPTIONS;
  */
 export const BUDGET_SHARE = Symbol.for('ai-compaction.budgetShare');
 
+/**
+ * The clock the middleware reads (clock.ts), for the benchmarks that simulate a model's time: an
+ * option under this symbol, not part of the public options.
+ */
+export const CLOCK = Symbol.for('ai-compaction.clock');
+
 /** Options after validation, with their defaults filled in. */
 export type ResolvedOptions = { [Name in keyof Options]: ReturnType<Options[Name]['resolve']> } & {
   /** Share of the room a compaction keeps, at most half (`undefined`: the default). */
   budgetShare: number | undefined;
+  /** Where the time is read: the real clock outside the benchmarks. */
+  clock: Clock;
 };
 
 /** Validates options at construction: a bad one throws a `TypeError` naming the option and value. */
@@ -159,6 +168,7 @@ export function resolveOptions(options: Record<string, unknown>): ResolvedOption
     resolved[name] = rule.resolve(value, given);
   }
   resolved.budgetShare = budgetShare((options as { [BUDGET_SHARE]?: unknown })[BUDGET_SHARE]);
+  resolved.clock = clockSetting((options as { [CLOCK]?: unknown })[CLOCK]);
   return resolved as ResolvedOptions;
 }
 
@@ -170,6 +180,12 @@ function secretSetting(given: string | string[] | undefined): readonly string[] 
 function budgetShare(given: unknown): number | undefined {
   if (given === undefined) return undefined;
   if (typeof given !== 'number' || !(given > 0 && given <= 0.5)) throw new TypeError(`ai-compaction: the budget share must be above 0 and at most 0.5, got ${describe(given)}`);
+  return given;
+}
+
+function clockSetting(given: unknown): Clock {
+  if (given === undefined) return realClock;
+  if (!isClock(given)) throw new TypeError(`ai-compaction: the clock must have now() and sleep(), got ${describe(given)}`);
   return given;
 }
 

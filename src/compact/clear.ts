@@ -104,7 +104,7 @@ export async function clearFirst(engine: Engine, request: ClearingRequest): Prom
     // Another step (of this instance or another) may have stored this very one a moment ago.
     const existing = digest === view.checkpoint?.digest ? undefined : await engine.keeper.checkpoint(digest, plan.checkpoint.length, view.budget);
     if (existing !== undefined && readableBy(existing, modelKey(request.model))) return { checkpoint: existing };
-    return store(engine, view, { ...plan.checkpoint, digest, createdAt: Date.now() });
+    return store(engine, view, { ...plan.checkpoint, digest, createdAt: engine.clock.now() });
   });
   const next = withCheckpoint(view, made.checkpoint);
   if (made.report !== undefined) next.compaction = made.report;

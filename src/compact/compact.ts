@@ -187,7 +187,7 @@ async function runLeased(engine: Engine, job: Job): Promise<Made> {
  */
 async function run(engine: Engine, job: Job): Promise<Made> {
   const span = startCompactionSpan({ reason: job.reason, prepared: job.prepare === true, tokensBefore: totalSize(job.view) });
-  const costs = meter(span);
+  const costs = meter(span, engine.clock);
   try {
     const made = await make(engine, job, costs);
     const { checkpoint } = made;
@@ -210,7 +210,7 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
       message: `what stays live after the checkpoint (${plan.live} tokens, with the system messages and tools ${plan.frame}) does not fit the window of ${window}`,
     });
   }
-  const started = Date.now();
+  const started = engine.clock.now();
   const covered = view.conversation.slice(from, end);
   const tokensBefore = totalSize(view);
   // The request is what the step sent up to the end of what the checkpoint covers: never the live
@@ -276,7 +276,7 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
     recordText = withUserWords(words.filter((each) => each.index < opening).map((each) => each.line), record.text);
   }
   // How long this model takes to write one: how long another instance waits for it (the lease).
-  measuredSummary(engine, native === undefined ? writerOf(engine, model) : modelKey(model), Date.now() - started, costs.usage());
+  measuredSummary(engine, native === undefined ? writerOf(engine, model) : modelKey(model), engine.clock.now() - started, costs.usage());
   const made: StoredCheckpoint = {
     v: 1,
     digest,
@@ -286,7 +286,7 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
     reason,
     tokensBefore,
     tokensAfter: 0,
-    createdAt: Date.now(),
+    createdAt: engine.clock.now(),
     ...(identifiers === undefined || identifiers.length === 0 ? {} : { identifiers }),
     // The live step takes at most a quarter of the room, in this step and the ones after it.
     ...(plan.budget === undefined ? {} : { step: plan.budget.step }),

@@ -1,3 +1,4 @@
+import type { Clock } from '../clock';
 import type { CallOptions, Model } from '../prompt/types';
 import { tokenCounts } from '../prompt/usage';
 import type { CompactionSpan } from '../telemetry/spans';
@@ -15,7 +16,7 @@ export interface Meter {
 }
 
 /** A meter for one compaction, whose calls go under `span` when there is one. */
-export function meter(span: CompactionSpan | undefined): Meter {
+export function meter(span: CompactionSpan | undefined, clock: Pick<Clock, 'now'>): Meter {
   let requests = 0;
   let milliseconds = 0;
   let input: number | undefined;
@@ -32,7 +33,7 @@ export function meter(span: CompactionSpan | undefined): Meter {
         async doGenerate(options) {
           // Counted as sent: a request the provider rejects (too long, say) was still made.
           requests++;
-          const start = performance.now();
+          const start = clock.now();
           try {
             const result = await (span === undefined ? send(options) : span.call(model, options, () => send(options)));
             const counts = tokenCounts(result.usage);
@@ -41,7 +42,7 @@ export function meter(span: CompactionSpan | undefined): Meter {
             output = plus(output, counts.output);
             return result;
           } finally {
-            milliseconds += performance.now() - start;
+            milliseconds += clock.now() - start;
           }
         },
         doStream: (options) => model.doStream(options),

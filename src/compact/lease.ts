@@ -35,7 +35,7 @@ export async function leaseOrWait(engine: Engine, view: StepView, ref: { length:
   const bound = summaryBound(engine, model);
   const held = await engine.keeper.lease(threadDigest, ref, bound, budget);
   if (held === undefined) return undefined;
-  const made = await untilAborted(engine.keeper.awaitLeased(threadDigest, held, Date.now() + bound, budget), view.params.abortSignal);
+  const made = await untilAborted(engine.keeper.awaitLeased(threadDigest, held, engine.clock.now() + bound, budget), view.params.abortSignal);
   if (made !== undefined) return made;
   // Not written in time (the other instance failed or is gone): this one writes it.
   await engine.keeper.lease(threadDigest, ref, bound, budget);
@@ -44,7 +44,7 @@ export async function leaseOrWait(engine: Engine, view: StepView, ref: { length:
 
 /** Waits for a checkpoint another instance's lease says it is writing for a prefix of this conversation (bounded as above). */
 export function awaitLease(engine: Engine, view: StepView, held: { length: number; digest: string; owner: string; until: number }, model: string): Promise<StoredCheckpoint | undefined> {
-  const made = engine.keeper.awaitLeased(view.threadDigest!, held, Date.now() + summaryBound(engine, model), view.budget);
+  const made = engine.keeper.awaitLeased(view.threadDigest!, held, engine.clock.now() + summaryBound(engine, model), view.budget);
   return untilAborted(made, view.params.abortSignal);
 }
 

@@ -399,7 +399,7 @@ const PACE_STEPS = 8;
  * anew, and when its checkpoint last changed is kept.
  */
 export function stepPace(engine: Engine, view: StepView, arrived: Arrival): PaceNow | undefined {
-  const now = Date.now();
+  const now = engine.clock.now();
   const threadDigest = view.threadDigest!;
   const size = totalSize(view);
   const length = view.conversation.length;
@@ -478,7 +478,7 @@ async function alreadyPrepared(engine: Engine, view: StepView, entries: Preparin
     if (entry.length > from && (!whole || entry.whole) && (await view.digests!.hasPrefix(entry))) return true;
   }
   const through = whole ? liveStart(view.conversation) : from + 1;
-  for (const ref of [...(view.thread?.prepared ?? []), ...liveLeases(view.thread, engine.keeper.owner)]) {
+  for (const ref of [...(view.thread?.prepared ?? []), ...liveLeases(view.thread, engine.keeper.owner, engine.clock.now())]) {
     if (ref.length >= through && ref.length <= end && (await view.digests!.hasPrefix(ref))) return true;
   }
   return false;
@@ -532,7 +532,7 @@ export async function findPrepared(
     if (await eligible(ref)) candidates.push({ length: ref.length, ready: true, get: () => engine.keeper.checkpoint(ref.digest, ref.length, view.budget) });
   }
   // Being written by another instance (its lease): waited for like one of this instance's own.
-  for (const held of liveLeases(view.thread, engine.keeper.owner)) {
+  for (const held of liveLeases(view.thread, engine.keeper.owner, engine.clock.now())) {
     if ((await eligible(held)) && couldFit(held.length)) candidates.push({ length: held.length, ready: false, get: () => awaitLease(engine, view, held, writerOf(engine, model)) });
   }
   if (candidates.length === 0) return undefined;

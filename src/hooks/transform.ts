@@ -21,7 +21,7 @@ export interface Transformed {
  */
 export async function transformStep(engine: Engine, params: CallOptions, model: Model, manual: () => boolean): Promise<Transformed> {
   // When the step arrived: the time it spends here (a summary waited for) is no part of its conversation's pace.
-  const at = Date.now();
+  const at = engine.clock.now();
   await whenReady(engine);
   if (isSummaryRequest(params)) return { params };
   const { clean, call } = takeCallOptions(params);

@@ -1,3 +1,4 @@
+import { type Clock, realClock } from '../clock';
 import { messageOf } from '../errors';
 import { type MemoryStore, memoryStore } from './memory';
 import {
@@ -53,6 +54,8 @@ export interface KeeperOptions {
   timeoutMs?: number;
   probeFirstMs?: number;
   probeMaxMs?: number;
+  /** Where the leases' times are read (clock.ts); the store's own timeouts run on real time. */
+  clock?: Clock;
 }
 
 /**
@@ -114,6 +117,7 @@ export class Keeper {
   private readonly warn: (message: string) => void;
   private readonly info: (message: string) => void;
   private readonly sealer: Sealer | undefined;
+  private readonly clock: Clock;
   private readonly timeoutMs: number;
   private readonly probeFirstMs: number;
   private readonly probeMaxMs: number;
@@ -140,6 +144,7 @@ export class Keeper {
     this.warn = options.warn;
     this.info = options.info ?? (() => {});
     this.sealer = options.sealer;
+    this.clock = options.clock ?? realClock;
     this.timeoutMs = options.timeoutMs ?? STORE_TIMEOUT_MS;
     this.probeFirstMs = options.probeFirstMs ?? PROBE_FIRST_MS;
     this.probeMaxMs = options.probeMaxMs ?? PROBE_MAX_MS;
@@ -160,7 +165,7 @@ export class Keeper {
     let parsed = raw === undefined ? undefined : parseJson(raw, threadSchema);
     if (raw !== undefined && parsed === undefined) this.warn(`ai-compaction: ignored a malformed thread record under ${threadKey(digest)}`);
     const returning = this.returning.get(digest);
-    if (returning !== undefined) parsed = mergeThreads(parsed ?? emptyThread(), returning);
+    if (returning !== undefined) parsed = mergeThreads(parsed ?? emptyThread(), returning, this.clock.now());
     if (parsed === undefined) return emptyThread();
     this.remember(this.recentThreads, digest, parsed);
     return parsed;
@@ -264,10 +269,10 @@ export class Keeper {
    */
   async lease(threadDigest: string, ref: { length: number; digest: string }, ms: number, budget: StoreBudget): Promise<Lease | undefined> {
     if (this.down) return undefined;
-    const others = (thread: Thread) => otherLeases(thread, ref.digest, this.owner);
+    const others = (thread: Thread) => otherLeases(thread, ref.digest, this.owner, this.clock.now());
     const held = others(await this.thread(threadDigest, budget))[0];
     if (held !== undefined || this.down) return held;
-    const mine: Lease = { ...ref, owner: this.owner, until: Date.now() + ms };
+    const mine: Lease = { ...ref, owner: this.owner, until: this.clock.now() + ms };
     if (!(await this.updateThread(threadDigest, { leases: [mine] }, budget)) || this.down) return undefined;
     const after = await this.thread(threadDigest, budget);
     const rival = others(after).sort((a, b) => (a.owner < b.owner ? -1 : 1))[0];
@@ -292,16 +297,16 @@ export class Keeper {
     let wait: number = LEASE_POLL_MS.first;
     for (;;) {
       const until = Math.min(deadline, held.until);
-      const now = Date.now();
+      const now = this.clock.now();
       if (now >= until) return undefined;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(wait, until - now)));
+      await this.clock.sleep(Math.min(wait, until - now));
       wait = Math.min(wait * 2, LEASE_POLL_MS.max);
       if (this.down) return undefined;
       const thread = await this.thread(threadDigest, budget);
       if ([...thread.checkpoints, ...(thread.prepared ?? [])].some((item) => item.digest === held.digest)) {
         return this.checkpoint(held.digest, held.length, budget);
       }
-      if (!(thread.leases ?? []).some((item) => item.owner === held.owner && item.digest === held.digest && item.until > Date.now())) return undefined;
+      if (!(thread.leases ?? []).some((item) => item.owner === held.owner && item.digest === held.digest && item.until > this.clock.now())) return undefined;
     }
   }
 
@@ -355,7 +360,7 @@ export class Keeper {
     let current = await this.thread(digest, budget);
     for (let attempt = 1; ; attempt++) {
       // Entries of the same identity: the newer wins, and the newest come first.
-      const merged = older ? mergeThreads({ ...emptyThread(), ...patch }, current) : mergeThreads(current, patch);
+      const merged = older ? mergeThreads({ ...emptyThread(), ...patch }, current, this.clock.now()) : mergeThreads(current, patch, this.clock.now());
       if (keepCount !== undefined) merged.counts = merged.counts.filter((count, index) => index === 0 || keepCount(count));
       this.remember(this.recentThreads, digest, merged);
       if (!(await this.write(threadKey(digest), JSON.stringify(merged), budget))) return false;
@@ -585,8 +590,7 @@ export class Keeper {
 }
 
 /** The leases on `digest` of instances other than `owner` that hold now, in a thread. */
-function otherLeases(thread: Thread, digest: string, owner: string): Lease[] {
-  const now = Date.now();
+function otherLeases(thread: Thread, digest: string, owner: string, now: number): Lease[] {
   return (thread.leases ?? []).filter((item) => item.digest === digest && item.owner !== owner && item.until > now);
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compaction } from '../../src';
+import { realClock } from '../../src/clock';
 import { DEFAULT_KEEP, DEFAULT_SUMMARY_OUTPUT_TOKENS, resolveOptions } from '../../src/options';
 import { ceiling } from '../../src/sizing/ceiling';
 
@@ -31,6 +32,7 @@ describe('resolveOptions', () => {
         waitUntil: undefined,
         clearToolResults: false,
         secret: undefined,
+        clock: realClock,
       });
       expect(DEFAULT_KEEP).toBe(15_000);
       expect(DEFAULT_SUMMARY_OUTPUT_TOKENS).toBe(32_000);

@@ -8,12 +8,12 @@ import { atCeiling, band, gate, tokens } from '../../support/prepare-fixtures';
 import { assistant, chat, recordingLogger, scriptedModel, system, user, wrap } from '../../support/harness';
 
 // What a compaction costs (docs/observability.md): `usage` on its record, its metadata and the info
-// line. Time is a counted clock: `performance.now()` reads `clock`, which only a model call moves.
+// line. Time is a counted clock: `Date.now()` (what the middleware's clock reads) reads `clock`, which only a model call moves.
 
 let clock = 0;
 beforeEach(() => {
   clock = 0;
-  vi.spyOn(performance, 'now').mockImplementation(() => clock);
+  vi.spyOn(Date, 'now').mockImplementation(() => clock);
 });
 afterEach(() => {
   vi.restoreAllMocks();
