@@ -14,7 +14,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 const LAYERS = [
   // The AI SDK's prompt and result shapes (messages, parts, a provider's compaction item, their
   // canonical form and digests), and the package's error.
-  ['errors.ts', 'clock.ts', 'prompt'],
+  ['errors.ts', 'clock.ts', 'tunables.ts', 'prompt'],
   // What a provider's "too long" says; what is kept in a store, and how; how large a prompt is.
   ['overflow', 'store', 'sizing'],
   // What a checkpoint holds: the summary request, the record, the identifiers, clearing, the

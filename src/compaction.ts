@@ -1,3 +1,4 @@
+import { instanceUsage } from './compact/cost';
 import { lastReport } from './compact/report';
 import { createEngine } from './engine';
 import { generateWithRecovery } from './hooks/generate';
@@ -54,6 +55,10 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
 
     last() {
       return lastReport(engine);
+    },
+
+    usage() {
+      return instanceUsage(engine);
     },
 
     state() {

@@ -13,7 +13,8 @@ export type CompactionFailure =
   | 'empty'
   | 'too-large'
   | 'nothing-to-compact'
-  | 'summarizer-failed';
+  | 'summarizer-failed'
+  | 'timeout';
 
 /**
  * A compaction that failed. Nothing was stored and no checkpoint changed. Check with

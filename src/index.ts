@@ -11,6 +11,8 @@ export type {
   CompactionOptions,
   CompactionReason,
   CompactionRecord,
+  CompactionRule,
+  CompactionTotals,
   CompactionUsage,
 } from './types';
 /** Whether a call is this package's summary request; a middleware after this one should pass it on unchanged. */

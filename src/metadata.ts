@@ -1,4 +1,7 @@
-import type { CompactionMetadata, CompactionRecord, CompactionUsage } from './types';
+import type { CompactionMetadata, CompactionRecord, CompactionRule, CompactionUsage } from './types';
+
+/** The rules a compaction's metadata may name (types.ts, `CompactionRule`). */
+const RULES: ReadonlySet<string> = new Set<CompactionRule>(['ceiling', 'prepared', 'catch-up', 'from-prepared', 'clear', 'clear-instead', 'manual', 'overflow']);
 
 /**
  * The compaction a step made, read from its `providerMetadata` (a `generateText` step, or the
@@ -7,13 +10,13 @@ import type { CompactionMetadata, CompactionRecord, CompactionUsage } from './ty
 export function compactionOf(providerMetadata: unknown): CompactionMetadata | undefined {
   const value = (providerMetadata as { compaction?: unknown } | undefined)?.compaction;
   if (typeof value !== 'object' || value === null) return undefined;
-  const { reason, kind, messagesCovered, tokensBefore, tokensAfter, summary, usage, prepared } = value as Record<string, unknown>;
+  const { reason, rule, kind, messagesCovered, tokensBefore, tokensAfter, summary, usage, prepared } = value as Record<string, unknown>;
   if (reason !== 'auto' && reason !== 'overflow' && reason !== 'manual') return undefined;
   if (typeof messagesCovered !== 'number' || typeof tokensBefore !== 'number' || typeof tokensAfter !== 'number') return undefined;
   // Metadata kept from an older version of this package (a stored chat) has no kind: it summarized.
   const known = kind === 'clear' || kind === 'native' ? kind : 'summary';
   const cost = usageOf(usage);
-  return { reason, kind: known, messagesCovered, tokensBefore, tokensAfter, summary: typeof summary === 'string' ? summary : '', ...(cost === undefined ? {} : { usage: cost }), ...(prepared === true ? { prepared } : {}) };
+  return { reason, ...(typeof rule === 'string' && RULES.has(rule) ? { rule: rule as CompactionRule } : {}), kind: known, messagesCovered, tokensBefore, tokensAfter, summary: typeof summary === 'string' ? summary : '', ...(cost === undefined ? {} : { usage: cost }), ...(prepared === true ? { prepared } : {}) };
 }
 
 /**
@@ -22,8 +25,8 @@ export function compactionOf(providerMetadata: unknown): CompactionMetadata | un
  */
 export function withCompactionMetadata<T extends object>(result: T, report: CompactionRecord | undefined): T {
   if (report === undefined) return result;
-  const { reason, kind, messagesCovered, tokensBefore, tokensAfter, summary, usage, prepared } = report;
-  const metadata: CompactionMetadata = { reason, kind, messagesCovered, tokensBefore, tokensAfter, summary, usage, ...(prepared === true ? { prepared } : {}) };
+  const { reason, rule, kind, messagesCovered, tokensBefore, tokensAfter, summary, usage, prepared } = report;
+  const metadata: CompactionMetadata = { reason, rule, kind, messagesCovered, tokensBefore, tokensAfter, summary, usage, ...(prepared === true ? { prepared } : {}) };
   const providerMetadata = ((result as { providerMetadata?: unknown }).providerMetadata ?? {}) as Record<string, unknown>;
   return { ...result, providerMetadata: { ...providerMetadata, compaction: metadata } };
 }

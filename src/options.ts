@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { type Clock, isClock, realClock } from './clock';
 import { describe } from './errors';
+import { DEFAULT_SUMMARY_TIMEOUT_MS } from './tunables';
 import type { Model } from './prompt/types';
 import type { BufferSetting } from './sizing/ceiling';
 import { SECRET_MIN_LENGTH } from './store/seal';
@@ -52,6 +53,11 @@ const OPTIONS = {
   keep: option({ schema: tokenCount, expected: 'a whole number of tokens (0 or more)', resolve: (value) => value ?? DEFAULT_KEEP }),
   auto: option({ schema: z.boolean(), expected: 'true or false', resolve: (value) => value ?? true }),
   summaryOutputTokens: option({ schema: positiveInteger, expected: 'a positive whole number of tokens', resolve: (value) => value ?? DEFAULT_SUMMARY_OUTPUT_TOKENS }),
+  summaryTimeout: option({
+    schema: z.union([positiveInteger, z.literal(false)]),
+    expected: 'a positive whole number of milliseconds, or false',
+    resolve: (value): number | false => value ?? DEFAULT_SUMMARY_TIMEOUT_MS,
+  }),
   summarizer: option({
     schema: z.custom<Model>(
       (value) => typeof value === 'object' && value !== null && typeof (value as Model).doGenerate === 'function',

@@ -43,8 +43,30 @@ export interface CompactionUsage {
 }
 
 /** What `last()` returns and `onCompaction` receives: one compaction. */
+/**
+ * The rule of the policy that decided a compaction (docs/design.md, "The policy"): `ceiling` (the
+ * step reached the ceiling and compacted), `prepared` (it sent a checkpoint prepared ahead),
+ * `catch-up` (a step under the ceiling sent a catch-up, prepared because the prompt after a
+ * prepared checkpoint was over the budget), `from-prepared` (compacted from a prepared checkpoint
+ * that did not fit), `clear` and `clear-instead` (cleared old tool results, at the ceiling or
+ * instead of waiting for a summary), `manual`, `overflow`.
+ */
+export type CompactionRule = 'ceiling' | 'prepared' | 'catch-up' | 'from-prepared' | 'clear' | 'clear-instead' | 'manual' | 'overflow';
+
+/** The totals of an instance's summary requests (`usage()`): tokens as the providers reported them, 0 where none did. */
+export interface CompactionTotals {
+  requests: number;
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  /** Milliseconds spent writing them. */
+  durationMs: number;
+}
+
 export interface CompactionRecord {
   reason: CompactionReason;
+  /** The rule of the policy that decided it (docs/design.md, "The policy"). */
+  rule: CompactionRule;
   /** What the compaction did. */
   kind: CompactionKind;
   /** Messages of the caller's conversation the checkpoint stands in for; for a clearing, the messages whose old tool outputs it clears. */
@@ -92,6 +114,14 @@ export interface CompactionOptions {
    * @default 32_000
    */
   summaryOutputTokens?: number;
+  /**
+   * Milliseconds a summary may take to be written (its requests, reminder and retries included,
+   * in the foreground and in the background) before it is aborted and the compaction fails with
+   * reason `timeout`; a step waiting for a summary being written waits at most until then.
+   * `false`: no bound.
+   * @default 120_000
+   */
+  summaryTimeout?: number | false;
   /** `{ info, warn }`: one info line per compaction, a warning per rejection or failure. */
   logger?: CompactionLogger;
   /** Where checkpoints and provider counts live. @default an in-memory store bounded in bytes */
@@ -153,6 +183,8 @@ export interface CompactionOptions {
 /** What the step that compacted carries in its result's `providerMetadata.compaction`. */
 export interface CompactionMetadata {
   reason: CompactionReason;
+  /** The rule of the policy that decided it, as in the record (absent when an older version of this package wrote it). */
+  rule?: CompactionRule;
   /** What the compaction did (`summary` when an older version of this package wrote it). */
   kind: CompactionKind;
   messagesCovered: number;
@@ -179,6 +211,12 @@ export type CompactionMiddleware = LanguageModelMiddleware & {
   compactNext(): void;
   /** The last compaction, or `undefined` before the first. */
   last(): CompactionRecord | undefined;
+  /**
+   * The totals of every summary request this instance made since it was built: those of failed
+   * compactions, of checkpoints prepared and never sent, reminders and shortened retries included,
+   * each once, with the tokens its provider reported. What the provider billed for summaries.
+   */
+  usage(): CompactionTotals;
   /** A JSON value holding the recent checkpoints and counts; `compaction({ state })` continues from it. */
   state(): CompactionState;
 };

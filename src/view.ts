@@ -8,7 +8,7 @@ import { PrefixDigests, sha256Hex } from './prompt/hash';
 import type { CallOptions, Message, SystemMessage } from './prompt/types';
 import { type Estimator, type Measure, estimateMessages, measurePrompt, toTokens } from './sizing/estimate';
 import type { Keeper, StoreBudget } from './store/keeper';
-import { type Count, type StoredCheckpoint, type Thread, mergeThreads, readableBy } from './store/format';
+import { type Count, type PaceRecord, type StoredCheckpoint, type Thread, mergeThreads, readableBy } from './store/format';
 import type { CompactionRecord } from './types';
 
 /** One step as the middleware sees it: the caller's conversation, its checkpoint, what goes out, its size. */
@@ -40,6 +40,8 @@ export interface StepView {
   measured?: Measure;
   /** False while a provider item's size is unknown, until the provider has counted a prompt holding it. */
   sizeKnown: boolean;
+  /** The step's pace as it went out (docs/design.md, "The policy"), kept with its count for the next step. */
+  pace?: PaceRecord;
   /** The compaction this step made, reported in its result's `providerMetadata.compaction`. */
   compaction?: CompactionRecord;
   /** What this step may still wait for the store, over all its calls (docs/stores.md). */

@@ -5,7 +5,7 @@ import type { ResolvedOptions } from '../options';
 import type { Model } from '../prompt/types';
 import { estimateMessages } from '../sizing/estimate';
 import { type StoredCheckpoint, readableBy } from '../store/format';
-import type { CompactionReason, CompactionRecord } from '../types';
+import type { CompactionReason, CompactionRecord, CompactionRule } from '../types';
 import { startCompactionSpan } from '../telemetry/spans';
 import { type StepView, arrange, totalSize, withCheckpoint } from '../view';
 import { noUsage } from './cost';
@@ -104,14 +104,14 @@ export async function clearFirst(engine: Engine, request: ClearingRequest): Prom
     // Another step (of this instance or another) may have stored this very one a moment ago.
     const existing = digest === view.checkpoint?.digest ? undefined : await engine.keeper.checkpoint(digest, plan.checkpoint.length, view.budget);
     if (existing !== undefined && readableBy(existing, modelKey(request.model))) return { checkpoint: existing };
-    return store(engine, view, { ...plan.checkpoint, digest, createdAt: engine.clock.now() });
+    return store(engine, view, { ...plan.checkpoint, digest, createdAt: engine.clock.now() }, request.instead === true ? 'clear-instead' : 'clear');
   });
   const next = withCheckpoint(view, made.checkpoint);
   if (made.report !== undefined) next.compaction = made.report;
   return next;
 }
 
-async function store(engine: Engine, view: StepView, made: StoredCheckpoint): Promise<Made> {
+async function store(engine: Engine, view: StepView, made: StoredCheckpoint, rule: CompactionRule): Promise<Made> {
   // A compaction like any other in a trace (docs/observability.md), with no model call under it.
   const span = startCompactionSpan({ reason: made.reason, prepared: false, tokensBefore: made.tokensBefore });
   const next = withCheckpoint(view, made);
@@ -122,6 +122,7 @@ async function store(engine: Engine, view: StepView, made: StoredCheckpoint): Pr
   }
   const report: CompactionRecord = {
     reason: checkpoint.reason,
+    rule,
     kind: 'clear',
     messagesCovered: checkpoint.length,
     tokensBefore: checkpoint.tokensBefore,

@@ -11,7 +11,9 @@ import type { Message, Model } from '../prompt/types';
 import { charsPerTokenOf, estimateMessages } from '../sizing/estimate';
 import { type StoredCheckpoint, readableBy } from '../store/format';
 import { startCompactionSpan } from '../telemetry/spans';
-import type { CompactionReason, CompactionRecord, CompactionUsage } from '../types';
+import type { CompactionReason, CompactionRecord, CompactionRule, CompactionUsage } from '../types';
+import { type Deadline, deadlineAt, summaryDeadline } from './deadline';
+export { summaryDeadline } from './deadline';
 import { type StepView, totalSize, withCheckpoint } from '../view';
 import { clearFirst } from './clear';
 import { type Meter, addUsage, meter, noUsage } from './cost';
@@ -60,6 +62,10 @@ export interface CompactRequest {
    * the request (`planFor`).
    */
   plan?: CompactionPlan;
+  /** The policy's rule that decided it (docs/design.md, "The policy"): on its record and in its log line. */
+  rule?: CompactionRule;
+  /** When its summary must be written by, on the instance's clock (`summaryTimeout`); by default that long from when it begins. */
+  deadline?: number;
 }
 
 /** One compaction to run: the request, its plan (what it covers, `from` to `end` of the conversation, and what each part of the checkpoint may take) and the digest of what it covers. */
@@ -79,7 +85,7 @@ export async function compact(engine: Engine, request: CompactRequest): Promise<
   const made = await compactOnce(engine, { ...request, plan });
   // A compaction prepared in the background that this step joined or found: this step sends it first.
   const next = place(view, made);
-  return made.prepared === true ? sendPrepared(engine, view, next, reason) : next;
+  return made.prepared === true ? sendPrepared(engine, view, next, request.rule ?? ruleOf(reason), reason) : next;
 }
 
 /**
@@ -187,7 +193,7 @@ async function runLeased(engine: Engine, job: Job): Promise<Made> {
  */
 async function run(engine: Engine, job: Job): Promise<Made> {
   const span = startCompactionSpan({ reason: job.reason, prepared: job.prepare === true, tokensBefore: totalSize(job.view) });
-  const costs = meter(span, engine.clock);
+  const costs = meter(span, engine);
   try {
     const made = await make(engine, job, costs);
     const { checkpoint } = made;
@@ -200,7 +206,21 @@ async function run(engine: Engine, job: Job): Promise<Made> {
 }
 
 /** Makes the checkpoint (a summary and record, or the provider's item) with metered model calls, stores it and reports it. */
-async function make(engine: Engine, { view, reason, model, window, target, limit, digest, plan, prepare = false, catchUp = false, carried }: Job, costs: Meter): Promise<Made> {
+async function make(engine: Engine, job: Job, costs: Meter): Promise<Made> {
+  // Every summary request of this compaction shares one deadline (docs/design.md, "No summary holds a step without bound").
+  const deadline = deadlineAt(engine, job.deadline ?? summaryDeadline(engine), job.view.params.abortSignal);
+  try {
+    return await makeBy(engine, { ...job, view: { ...job.view, params: { ...job.view.params, abortSignal: deadline.signal } } }, costs, deadline, job.view);
+  } catch (error) {
+    if (deadline.passed()) throw new CompactionError({ reason: 'timeout', message: `the summary was not written within summaryTimeout (${engine.settings.summaryTimeout} ms)`, cause: error });
+    throw error;
+  } finally {
+    deadline.dispose();
+  }
+}
+
+/** Makes the checkpoint, its requests under `deadline` (`asked`: the view whose params carry its signal; `view`: the step's own). */
+async function makeBy(engine: Engine, { view: asked, reason, model, window, target, limit, digest, plan, prepare = false, catchUp = false, carried, rule }: Job, costs: Meter, deadline: Deadline, view: StepView): Promise<Made> {
   const { settings } = engine;
   const { from, end } = plan;
   // What stays live cannot fit the window beside any checkpoint: no summary request is made for it.
@@ -219,7 +239,7 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
   const request = coveredRequest(view, view.conversation.length - end);
   // An overflow is recovered by ordinary compaction: the native trigger would carry the very
   // prompt the provider just rejected.
-  const native = settings.native && reason !== 'overflow' ? await nativeItem(engine, view, costs.wrap(model), request.sent) : undefined;
+  const native = settings.native && reason !== 'overflow' ? await deadline.race(nativeItem(engine, asked, costs.wrap(model), request.sent)) : undefined;
   let summary = '';
   let recordText = '';
   let identifiers: string[] | undefined;
@@ -249,9 +269,9 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
     const reserved = wordsTokens(wordsOf(recordOpening(view.conversation, end, end), expected, expectedIdentifiers));
     const first = recordAllowance(sized, expected, expectedIdentifiers, settings.keep, reserved);
     const smallest = recordOfSize(first);
-    const reply = await summarize({
+    const reply = await deadline.race(summarize({
       model: costs.wrap(engine.summarizer ?? model),
-      params: view.params,
+      params: asked.params,
       system: view.system,
       previous: view.standIn,
       sent: request.sent,
@@ -264,7 +284,7 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
       summaryOutputTokens: outputLimit,
       estimator: view.estimator,
       warn: engine.warn,
-    });
+    }));
     summary = withoutUserWordsSection(withoutIdentifiersSection(reply));
     const summaryTokens = tokensOf(summary);
     identifiers = collectIdentifiers(covered, view.checkpoint?.identifiers ?? [], identifierAllowance(sized, summaryTokens), charsPerToken);
@@ -276,7 +296,7 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
     recordText = withUserWords(words.filter((each) => each.index < opening).map((each) => each.line), record.text);
   }
   // How long this model takes to write one: how long another instance waits for it (the lease).
-  measuredSummary(engine, native === undefined ? writerOf(engine, model) : modelKey(model), engine.clock.now() - started, costs.usage());
+  await measuredSummary(engine, view, native === undefined ? writerOf(engine, model) : modelKey(model), engine.clock.now() - started, costs.usage());
   const made: StoredCheckpoint = {
     v: 1,
     digest,
@@ -320,9 +340,14 @@ async function make(engine: Engine, { view, reason, model, window, target, limit
     if (!saved) engine.warn('ai-compaction: the checkpoint could not be stored; this step uses it, later steps may compact again');
   }
   if (noProgress && reason !== 'overflow') await placeHold(engine, next, tokensAfter, target, 'the compaction made no progress');
-  const report = reportOf(checkpoint, reason, tokensBefore, tokensAfter, addUsage(costs.usage(), carried));
+  const report = reportOf(checkpoint, reason, rule ?? ruleOf(reason), tokensBefore, tokensAfter, addUsage(costs.usage(), carried));
   announce(engine, report);
   return { checkpoint, report };
+}
+
+/** The rule a compaction asked for without one is named after (overflow recovery, a manual compaction, the ceiling). */
+export function ruleOf(reason: CompactionReason): CompactionRule {
+  return reason === 'auto' ? 'ceiling' : reason;
 }
 
 /** What a checkpoint made by a summary request or by the provider is. */
@@ -331,10 +356,11 @@ function kindOf(checkpoint: StoredCheckpoint): 'summary' | 'native' {
 }
 
 /** What `last()` returns and `onCompaction` receives for a summary (or a provider's item) that a step sent. */
-function reportOf(checkpoint: StoredCheckpoint, reason: CompactionReason, tokensBefore: number, tokensAfter: number, usage: CompactionUsage): CompactionRecord {
+function reportOf(checkpoint: StoredCheckpoint, reason: CompactionReason, rule: CompactionRule, tokensBefore: number, tokensAfter: number, usage: CompactionUsage): CompactionRecord {
   const { native } = checkpoint;
   return {
     reason,
+    rule,
     kind: kindOf(checkpoint),
     messagesCovered: checkpoint.length,
     tokensBefore,
@@ -374,11 +400,11 @@ async function promotePrepared(engine: Engine, view: StepView, placed: StepView)
  * Reports a prepared checkpoint on the step that first sends it (`next`, placed from `view`), with
  * why that step compacted: `last()`, `onCompaction`, its metadata.
  */
-function reportPrepared(engine: Engine, view: StepView, next: StepView, reason: CompactionReason = next.checkpoint!.reason): StepView {
+function reportPrepared(engine: Engine, view: StepView, next: StepView, rule: CompactionRule, reason: CompactionReason = next.checkpoint!.reason): StepView {
   const checkpoint = next.checkpoint!;
   // What it cost in the background; a checkpoint prepared by an older version kept no count.
   const usage = checkpoint.usage ?? noUsage();
-  const report: CompactionRecord = { ...reportOf(checkpoint, reason, totalSize(view), totalSize(next), usage), prepared: true };
+  const report: CompactionRecord = { ...reportOf(checkpoint, reason, rule, totalSize(view), totalSize(next), usage), prepared: true };
   announce(engine, report);
   next.compaction = report;
   return next;
@@ -388,8 +414,8 @@ function reportPrepared(engine: Engine, view: StepView, next: StepView, reason: 
  * A prepared checkpoint sent by this step for the first time (`placed`: this step's view with it in
  * place, `withCheckpoint`): promoted, and reported here.
  */
-export async function sendPrepared(engine: Engine, view: StepView, placed: StepView, reason?: CompactionReason): Promise<StepView> {
-  return reportPrepared(engine, view, await promotePrepared(engine, view, placed), reason);
+export async function sendPrepared(engine: Engine, view: StepView, placed: StepView, rule: CompactionRule, reason?: CompactionReason): Promise<StepView> {
+  return reportPrepared(engine, view, await promotePrepared(engine, view, placed), rule, reason);
 }
 
 /**

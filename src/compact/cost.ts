@@ -1,4 +1,4 @@
-import type { Clock } from '../clock';
+import { type Engine, ownState } from '../engine';
 import type { CallOptions, Model } from '../prompt/types';
 import { tokenCounts } from '../prompt/usage';
 import type { CompactionSpan } from '../telemetry/spans';
@@ -15,8 +15,31 @@ export interface Meter {
   usage(): CompactionUsage;
 }
 
-/** A meter for one compaction, whose calls go under `span` when there is one. */
-export function meter(span: CompactionSpan | undefined, clock: Pick<Clock, 'now'>): Meter {
+/** Every summary request an instance made (`usage()`): the totals of all its meters. */
+interface Totals {
+  requests: number;
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  durationMs: number;
+}
+
+const totalsOf = ownState((): Totals => ({ requests: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, durationMs: 0 }));
+
+/**
+ * The totals of every summary request this instance made since it was built (docs/observability.md,
+ * `usage()`): those of failed compactions, of preparations never sent or superseded, reminders and
+ * shortened retries included, each counted once, as sent, with the tokens the provider reported.
+ */
+export function instanceUsage(engine: Engine): Totals {
+  const totals = totalsOf(engine);
+  return { ...totals, durationMs: Math.round(totals.durationMs) };
+}
+
+/** A meter for one compaction of `engine`, whose calls go under `span` when there is one. */
+export function meter(span: CompactionSpan | undefined, engine: Engine): Meter {
+  const { clock } = engine;
+  const totals = totalsOf(engine);
   let requests = 0;
   let milliseconds = 0;
   let input: number | undefined;
@@ -33,6 +56,7 @@ export function meter(span: CompactionSpan | undefined, clock: Pick<Clock, 'now'
         async doGenerate(options) {
           // Counted as sent: a request the provider rejects (too long, say) was still made.
           requests++;
+          totals.requests++;
           const start = clock.now();
           try {
             const result = await (span === undefined ? send(options) : span.call(model, options, () => send(options)));
@@ -40,9 +64,14 @@ export function meter(span: CompactionSpan | undefined, clock: Pick<Clock, 'now'
             input = plus(input, counts.input);
             cached = plus(cached, counts.cached);
             output = plus(output, counts.output);
+            totals.inputTokens += counts.input ?? 0;
+            totals.cachedInputTokens += counts.cached ?? 0;
+            totals.outputTokens += counts.output ?? 0;
             return result;
           } finally {
-            milliseconds += clock.now() - start;
+            const took = clock.now() - start;
+            milliseconds += took;
+            totals.durationMs += took;
           }
         },
         doStream: (options) => model.doStream(options),

@@ -83,6 +83,7 @@ export async function holdAfterFailure(
   failure: CompactionError,
   thrown: { window: number } | undefined,
   error: unknown,
+  background?: string,
 ): Promise<void> {
   const size = totalSize(view);
   const before = (await ownHolds(view)).reduce((most, hold) => (hold.cause === 'failed' ? Math.max(most, hold.failures ?? 1) : most), 0);
@@ -93,7 +94,7 @@ export async function holdAfterFailure(
   const first = !told.has(key);
   told.add(key);
   const what = thrown === undefined ? 'the step goes out unchanged' : `the step does not fit the window of ${thrown.window} tokens, so the CompactionError is thrown`;
-  const said = `ai-compaction: compaction failed (${failure.reason}): ${failureDetail(failure)}; ${what}.`;
+  const said = background === undefined ? `ai-compaction: compaction failed (${failure.reason}): ${failureDetail(failure)}; ${what}.` : `ai-compaction: ${background} (${failure.reason}: ${failureDetail(failure)}).`;
   const until =
     `${said} Not compacting this conversation on its own again until its prompt grows by ${growth} tokens (from ${size} to ${size + growth}), ` +
     `except a step that no longer fits the window (failure ${failures} in a row; each further one doubles the growth).`;

@@ -1,42 +1,46 @@
 import { type Engine, ownState } from '../engine';
+import type { SummaryTimes } from '../store/format';
+import { SUMMARY_TIMES_KEPT } from '../tunables';
 import type { CompactionUsage } from '../types';
+import type { StepView } from '../view';
 
 /**
- * What an instance measured of each model's summaries (keyed `provider:modelId`): how long the
- * recent ones took to write (the lease's bound, docs/stores.md; preparing timed to the summary,
- * docs/design.md) and the share of its input the latest one read from the provider's prompt cache
- * (whether a catch-up is worth its request, docs/design.md, "A catch-up keeps the budget").
+ * What the summaries were measured to take:
+ * - per conversation, in its thread in the store (docs/design.md, "The policy"): the policy reads
+ *   them, so that every instance sharing the store decides a conversation alike; with the share of
+ *   its input the latest request read from the provider's prompt cache (whether a catch-up is worth
+ *   its request, docs/design.md, "A catch-up keeps the budget");
+ * - per model, on this instance: how long another instance waits for one under its lease
+ *   (docs/stores.md), a bound, not a decision.
  */
-
-/** Summary times remembered per model. */
-const TIMES_KEPT = 8;
 
 /** How long the summaries of each model took on an instance, newest first. */
 const summaryTimes = ownState(() => new Map<string, number[]>());
-/** The share of its input the latest summary request of each model read from the prompt cache, where the provider said. */
-const summaryCached = ownState(() => new Map<string, number>());
 
 /**
- * Remembers how long a summary (or a provider's compaction item) of `model` took, and the share of
- * its requests' input read from the prompt cache (`usage`, when the provider counted both).
+ * Remembers how long a summary (or a provider's compaction item) of `model` took for the
+ * conversation of `view`, and the share of its requests' input read from the prompt cache (`usage`,
+ * when the provider counted both): in the conversation's thread, and for the model here.
  */
-export function measuredSummary(engine: Engine, model: string, ms: number, usage: CompactionUsage): void {
-  const times = [ms, ...(summaryTimes(engine).get(model) ?? [])].slice(0, TIMES_KEPT);
+export async function measuredSummary(engine: Engine, view: StepView, model: string, ms: number, usage: CompactionUsage): Promise<void> {
+  const times = [ms, ...(summaryTimes(engine).get(model) ?? [])].slice(0, SUMMARY_TIMES_KEPT);
   summaryTimes(engine).set(model, times);
+  if (view.threadDigest === undefined) return;
+  const before = view.thread?.summaries;
   const { inputTokens, cachedInputTokens } = usage;
-  if (inputTokens !== undefined && inputTokens > 0 && cachedInputTokens !== undefined) summaryCached(engine).set(model, cachedInputTokens / inputTokens);
+  const cached = inputTokens !== undefined && inputTokens > 0 && cachedInputTokens !== undefined ? Math.min(1, cachedInputTokens / inputTokens) : before?.cached;
+  const summaries: SummaryTimes = { ms: [ms, ...(before?.ms ?? [])].slice(0, SUMMARY_TIMES_KEPT), ...(cached === undefined ? {} : { cached }) };
+  await engine.keeper.saveMeasures(view.threadDigest, { summaries }, view.budget);
 }
 
-/** The longest of the recent summaries of `model` here, or `undefined` before one was measured. */
+/** The longest of the recent summaries of `model` on this instance, or `undefined` before one was measured (the lease's bound). */
 export function longestSummary(engine: Engine, model: string): number | undefined {
   const times = summaryTimes(engine).get(model);
   return times === undefined || times.length === 0 ? undefined : Math.max(...times);
 }
 
-/**
- * The share of its input the latest summary request of `model` here read from the prompt cache;
- * `undefined` before one was counted (a provider that reports no cache reads).
- */
-export function summaryCachedShare(engine: Engine, model: string): number | undefined {
-  return summaryCached(engine).get(model);
+/** What a conversation's summaries were measured to take, as its thread holds it: the longest recent one, and the latest request's cached share. */
+export function conversationSummaries(view: StepView): { longest: number | undefined; cached: number | undefined } {
+  const summaries = view.thread?.summaries;
+  return { longest: summaries === undefined || summaries.ms.length === 0 ? undefined : Math.max(...summaries.ms), cached: summaries?.cached };
 }

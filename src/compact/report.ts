@@ -18,7 +18,7 @@ export function announce(engine: Engine, report: CompactionRecord): void {
       ? `compacted ${report.messagesCovered} messages`
       : `cleared ${report.cleared.toolResults} old tool results in ${report.messagesCovered} messages`;
   engine.info(
-    `ai-compaction: ${what} (${report.reason}${report.prepared === true ? ', prepared ahead' : ''}): ${report.tokensBefore} -> ${report.tokensAfter} estimated tokens; ${costOf(report.usage)}`,
+    `ai-compaction: ${what} (${report.reason}, rule ${report.rule}${report.prepared === true ? ', prepared ahead' : ''}): ${report.tokensBefore} -> ${report.tokensAfter} estimated tokens; ${costOf(report.usage)}`,
   );
   try {
     const returned: unknown = engine.settings.onCompaction?.(report);

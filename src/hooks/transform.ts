@@ -1,10 +1,9 @@
 import { isSummaryRequest } from '../checkpoint/summarize';
-import { compactAtCeiling } from '../compact/before-step';
-import { decide } from '../compact/decide';
-import { prepareAhead, sendCatchUp } from '../compact/prepare';
+import { runStep } from '../compact/step';
 import { type Engine, modelKey, whenReady } from '../engine';
 import type { CallOptions, Model } from '../prompt/types';
-import { type StepView, paramsFor, resolveView, totalSize } from '../view';
+import { paramsFor, resolveView, totalSize } from '../view';
+import type { StepView } from '../view';
 import { takeCallOptions } from './call-options';
 
 /** What `transformParams` sends for a step, and the step's view when it is one of the middleware's. */
@@ -15,9 +14,10 @@ export interface Transformed {
 
 /**
  * `transformParams`: the step as it goes out. Its view (the checkpoint and the count it rests on,
- * read from the store), a catch-up that is ready, the decision, the compaction at the ceiling or
- * asked for (`manual`, read once the step is decided: a pending `compactNext()`, taken), and the
- * next checkpoint prepared beside it. A summary request of this package passes unchanged.
+ * read from the store), then one decision and its execution (compact/step.ts, docs/design.md, "The
+ * policy"): what goes out, and what is prepared beside it. A pending `compactNext()` is taken once
+ * the step is known to be one of the middleware's. A summary request of this package passes
+ * unchanged.
  */
 export async function transformStep(engine: Engine, params: CallOptions, model: Model, manual: () => boolean): Promise<Transformed> {
   // When the step arrived: the time it spends here (a summary waited for) is no part of its conversation's pace.
@@ -29,16 +29,8 @@ export async function transformStep(engine: Engine, params: CallOptions, model: 
   // Every store call of this step, to the count written after its reply, draws on one budget.
   const budget = engine.keeper.budget();
   const view = await resolveView(engine.keeper, clean, call.scope ?? '', key, engine.sizing.estimator(key, budget), budget);
-  // A catch-up prepared in the background after a checkpoint that left the prompt over the
-  // budget is sent by the first step after it is ready.
-  const current = await sendCatchUp(engine, view, model);
-  // What the conversation brought with this step, before anything it compacts.
-  const arrived = { at, size: totalSize(view) };
-  const decision = await decide(engine, current, model, manual() || call.compact === true);
-  const step = decision.reason === undefined ? current : await compactAtCeiling(engine, current, model, { ...decision, reason: decision.reason });
-  // Near the ceiling (also right after a prepared checkpoint was sent): the next checkpoint is
-  // prepared beside this step, which does not wait for it.
-  await prepareAhead(engine, step, model, decision, arrived);
+  const arrival = { at, length: view.conversation.length, size: totalSize(view), counted: view.size.counted > 0, sinceCount: view.size.estimated, checkpoint: view.checkpoint?.digest };
+  const { step } = await runStep(engine, view, model, manual() || call.compact === true, arrival);
   // The caller's own params when nothing changed.
   return { params: step.sent === view.conversation && view.params === params ? params : paramsFor(step), step };
 }

@@ -11,8 +11,12 @@ import { type StepView, frameChars, frameDigest, outgoingPrompt, supersededCount
  */
 export async function learnFromUsage(engine: Engine, view: StepView, usage: Usage | undefined): Promise<void> {
   const input = usage?.inputTokens?.total;
-  // No prompt is 0 tokens: some OpenAI-compatible servers say 0 for a cached prompt. No count.
-  if (typeof input !== 'number' || !(input > 0)) return;
+  // No prompt is 0 tokens: some OpenAI-compatible servers say 0 for a cached prompt. No count,
+  // but the step's pace is kept all the same.
+  if (typeof input !== 'number' || !(input > 0)) {
+    if (view.pace !== undefined && view.threadDigest !== undefined) await engine.keeper.saveMeasures(view.threadDigest, { pace: view.pace }, view.budget).catch(() => undefined);
+    return;
+  }
   try {
     await Promise.all([saveCount(engine, view, input, usage?.outputTokens?.total), learn(engine, view, input)]);
   } catch (error) {
@@ -32,7 +36,7 @@ async function saveCount(engine: Engine, view: StepView, input: number, output: 
     input,
     output: typeof output === 'number' ? output : 0,
   };
-  await engine.keeper.saveCount(view.threadDigest, count, await supersededCounts(view), view.budget);
+  await engine.keeper.saveCount(view.threadDigest, count, await supersededCounts(view), view.budget, view.pace);
 }
 
 /**

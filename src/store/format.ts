@@ -177,6 +177,38 @@ const lease = z
 
 export type Lease = z.infer<typeof lease>;
 
+/**
+ * How fast a thread's conversation grows (docs/design.md, "The policy"), kept where every instance
+ * reads it: when its last step went out, how long its conversation was and how large its prompt,
+ * the growths of the recent steps and the times between them (newest first), the checkpoint the
+ * last step went out with and when the conversation's checkpoint last changed.
+ */
+const paceRecord = z
+  .object({
+    at: z.number().nonnegative(),
+    length: z.number().int().positive(),
+    size: count,
+    /** Whether that size rested on a provider's count (a growth is measured only between sizes of the same kind). */
+    counted: z.boolean().optional(),
+    growths: z.array(z.number().finite()).max(16),
+    intervals: z.array(z.number().nonnegative()).max(16),
+    checkpoint: digest.optional(),
+    shrunkAt: z.number().nonnegative().optional(),
+  })
+  .strict();
+
+export type PaceRecord = z.infer<typeof paceRecord>;
+
+/** What the summaries of a thread took to write (ms, newest first) and the share of its input the latest read from the prompt cache. */
+const summaryTimes = z
+  .object({
+    ms: z.array(z.number().nonnegative()).max(16),
+    cached: z.number().min(0).max(1).optional(),
+  })
+  .strict();
+
+export type SummaryTimes = z.infer<typeof summaryTimes>;
+
 export const threadSchema = z
   .object({
     v: z.literal(FORMAT_VERSION),
@@ -203,6 +235,10 @@ export const threadSchema = z
      * listed, when it is released, or at `until`. Optional: absent when there is none.
      */
     leases: z.array(lease).max(16).optional(),
+    /** The conversation's pace (docs/design.md, "The policy"). Optional: threads written before it existed have none. */
+    pace: paceRecord.optional(),
+    /** Its summaries' measured times (docs/design.md, "The policy"). Optional, likewise. */
+    summaries: summaryTimes.optional(),
   })
   .strict();
 
@@ -254,6 +290,8 @@ export interface ThreadPatch {
   holds?: Thread['holds'];
   prepared?: Thread['checkpoints'];
   leases?: Lease[];
+  pace?: PaceRecord;
+  summaries?: SummaryTimes;
 }
 
 /** The identity of each kind of thread entry: a newer entry of the same identity replaces the older. */
@@ -291,7 +329,16 @@ export function mergeThreads(current: Thread, next: ThreadPatch, now = Date.now(
     // Written only once there is one, so threads without prepared checkpoints stay as they were.
     ...(prepared.length === 0 ? {} : { prepared }),
     ...(leases.length === 0 ? {} : { leases }),
+    // The newest pace and summary times: a write carries the whole of each.
+    ...newest('pace', next.pace, current.pace, (a, b) => a.at > b.at || (a.at === b.at && a.length >= b.length)),
+    ...newest('summaries', next.summaries, current.summaries, () => true),
   };
+}
+
+/** `{ [name]: value }` of the newer of two (`newer(a, b)`: `a` is at least as new), or nothing when neither is. */
+function newest<Name extends string, T>(name: Name, next: T | undefined, current: T | undefined, newer: (a: T, b: T) => boolean): Partial<Record<Name, T>> {
+  const value = next === undefined ? current : current === undefined || newer(next, current) ? next : current;
+  return value === undefined ? {} : ({ [name]: value } as Record<Name, T>);
 }
 
 /** The leases of a thread that hold now, of instances other than `owner`. */

@@ -6,6 +6,7 @@ import {
   type Hold,
   type Lease,
   type ModelSizing,
+  type PaceRecord,
   type StoredCheckpoint,
   type Thread,
   type ThreadPatch,
@@ -247,9 +248,14 @@ export class Keeper {
   }
 
   /** Adds a count to its thread; counts of shorter prompts of the same conversation (`superseded`) go. */
-  async saveCount(threadDigest: string, count: Count, superseded: ReadonlySet<string>, budget: StoreBudget): Promise<boolean> {
+  async saveCount(threadDigest: string, count: Count, superseded: ReadonlySet<string>, budget: StoreBudget, pace?: PaceRecord): Promise<boolean> {
     // A count lost to a concurrent write only means the next step estimates more: not read back.
-    return this.updateThread(threadDigest, { counts: [count] }, budget, { keepCount: (kept) => !superseded.has(kept.digest) });
+    return this.updateThread(threadDigest, { counts: [count], ...(pace === undefined ? {} : { pace }) }, budget, { keepCount: (kept) => !superseded.has(kept.digest) });
+  }
+
+  /** Writes what the policy measured of a thread's conversation (its pace, its summaries' times: docs/design.md, "The policy"), for every instance. */
+  async saveMeasures(threadDigest: string, patch: Pick<ThreadPatch, 'pace' | 'summaries'>, budget: StoreBudget): Promise<boolean> {
+    return this.updateThread(threadDigest, patch, budget);
   }
 
   /** Adds entries found under another index (a conversation's first message) to this one. */

@@ -23,6 +23,7 @@ describe('resolveOptions', () => {
         keep: 15_000,
         auto: true,
         summaryOutputTokens: 32_000,
+        summaryTimeout: 120_000,
         summarizer: undefined,
         logger: undefined,
         store: undefined,

@@ -1,3 +1,4 @@
+import { type Clock, realClock } from '../../src/clock';
 /**
  * The conversations the tests of preparing ahead (docs/design.md, "Preparing ahead") grow through,
  * in a 20,000-token window (a 17,000-token ceiling; `prepare: 0.8` prepares from 13,600).
@@ -31,3 +32,12 @@ export const under = (): Message[] => [...band(), assistant(tokens(1_000, 'b')),
  * 17,505 measured on the count of `band()` (whose reply the scripted provider counts as 10 tokens).
  */
 export const atCeiling = (): Message[] => [...under(), assistant(tokens(1_000, 'c')), user(tokens(2_500, 'd'))];
+
+/**
+ * A clock at which time stands still for the middleware (its sleeps run on real timers): a summary
+ * gated for a while in a test takes 0 ms by it, as a test double's does, so what the policy decides
+ * does not depend on how long the test held the gate. Passed as `{ ...stillClock() }` in options.
+ */
+export function stillClock(): Record<symbol, Clock> {
+  return { [Symbol.for('ai-compaction.clock')]: { now: () => 0, sleep: realClock.sleep } };
+}

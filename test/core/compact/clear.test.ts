@@ -258,6 +258,7 @@ describe('clearing old tool results', () => {
       const record = middleware.last()!;
       expect(record).toEqual({
         reason: 'auto',
+        rule: 'clear',
         kind: 'clear',
         messagesCovered: 43,
         tokensBefore,
@@ -271,6 +272,7 @@ describe('clearing old tool results', () => {
       expect(record.tokensAfter).toBeLessThanOrEqual(42_000);
       expect(compactionOf(response.providerMetadata)).toEqual({
         reason: 'auto',
+        rule: 'clear',
         kind: 'clear',
         messagesCovered: 43,
         tokensBefore,
@@ -278,7 +280,7 @@ describe('clearing old tool results', () => {
         summary: '',
         usage: { requests: 0, durationMs: 0 },
       });
-      expect(log.info).toEqual([`ai-compaction: cleared 21 old tool results in 43 messages (auto): ${tokensBefore} -> ${record.tokensAfter} estimated tokens; no model request`]);
+      expect(log.info).toEqual([`ai-compaction: cleared 21 old tool results in 43 messages (auto, rule clear): ${tokensBefore} -> ${record.tokensAfter} estimated tokens; no model request`]);
     });
 
     it('should send the same cleared messages byte for byte on the steps after, without compacting again', async () => {

@@ -68,7 +68,7 @@ describe('usage of a compaction', () => {
     expect(metadataOf(result)?.compaction).toMatchObject({ usage: record.usage });
     expect(compactionOf(metadataOf(result))?.usage).toEqual(record.usage);
     expect(log.info).toEqual([
-      `ai-compaction: compacted 6 messages (manual): ${record.tokensBefore} -> ${record.tokensAfter} estimated tokens; 3 model requests, 6100 input tokens (2048 cached), 340 output tokens, 6000 ms`,
+      `ai-compaction: compacted 6 messages (manual, rule manual): ${record.tokensBefore} -> ${record.tokensAfter} estimated tokens; 3 model requests, 6100 input tokens (2048 cached), 340 output tokens, 6000 ms`,
     ]);
   });
 

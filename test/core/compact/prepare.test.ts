@@ -145,7 +145,7 @@ describe('prepare', () => {
       // It covers the 14 messages before that step's new user message; all that came since is live.
       expect(records).toHaveLength(1);
       const record = records[0]!;
-      expect(record).toMatchObject({ reason: 'auto', messagesCovered: 14, summary: SUMMARY, prepared: true });
+      expect(record).toMatchObject({ reason: 'auto', rule: 'prepared', messagesCovered: 14, summary: SUMMARY, prepared: true });
       expect(scripted.stepCalls()[2]!.prompt).toEqual([checkpointOf(record), ...conversation.slice(14)]);
       expect(record.tokensBefore).toBeGreaterThanOrEqual(17_000);
       expect(record.tokensAfter).toBe(estimatePrompt(scripted.stepCalls()[2]!.prompt));
@@ -153,6 +153,7 @@ describe('prepare', () => {
       expect(middleware.last()).toEqual(record);
       expect(result.providerMetadata?.compaction).toEqual({
         reason: 'auto',
+        rule: 'prepared',
         kind: 'summary',
         messagesCovered: 14,
         tokensBefore: record.tokensBefore,
@@ -466,7 +467,7 @@ describe('prepare', () => {
   });
 
   describe('failure', () => {
-    it('should change nothing when the background compaction fails: the step at the ceiling compacts as before', async () => {
+    it('should hold the conversation as a failed compaction does when the background compaction fails: the step at the ceiling, grown past the hold, compacts as before', async () => {
       const log = recordingLogger();
       const scripted = scriptedModel({ summary: (_prompt, index) => (index === 0 ? Promise.reject(new Error('summarizer down')) : undefined) });
       const { middleware, settled, records } = collecting({ logger: log.logger });
@@ -474,7 +475,7 @@ describe('prepare', () => {
       await wrapped.doGenerate({ prompt: band() });
       await settled();
       expect(log.warn).toHaveLength(1);
-      expect(log.warn[0]).toMatch(/^ai-compaction: preparing the next checkpoint in the background failed \(summarizer-failed: .*summarizer down.*\)/);
+      expect(log.warn[0]).toMatch(/^ai-compaction: preparing the next checkpoint in the background failed; the step at the ceiling goes on as after a failed compaction \(summarizer-failed: .*summarizer down.*\)\. Not compacting this conversation on its own again until its prompt grows by 1700 tokens \(from 13994 to 15694\)/);
       expect(middleware.last()).toBeUndefined();
       // The next step in the band goes out whole and does not try again in the background.
       await wrapped.doGenerate({ prompt: under() });
@@ -704,27 +705,16 @@ describe('prepare', () => {
       expect(expectHalfway(fresh.steps)).toBeGreaterThanOrEqual(4);
     });
 
-    it('should not take where the compaction left the prompt from a step this conversation does not extend (a branch)', async () => {
-      // A fresh instance a step, no counts: nothing tells the next step's growth, so the step at the
-      // ceiling sends the checkpoint prepared at the band. Step 28 prepared it (55 messages); step 45
-      // (91 messages) sent it, and prepared the catch-up (its whole conversation), which step 46 sent.
+    it('should read the pace from the store on a fresh instance a step: the step before the ceiling prepares the next step\'s compaction', async () => {
+      // A fresh instance a step, no counts: the conversation's pace is in the store every instance
+      // reads, so step 44 (89 messages), whose growth says the next step reaches the ceiling,
+      // prepares the next step's compaction of its whole conversation, and step 45 sends it (step 28
+      // prepared one at the band, 55 messages, never sent).
       const store = memoryStore();
-      const { steps, conversation } = await toolLoop(46, 8_000, () => collecting({ store }));
-      expect(preparedAt(steps)).toEqual([28, 45]);
+      const { steps } = await toolLoop(46, 8_000, () => collecting({ store }));
+      expect(preparedAt(steps)).toEqual([28, 44]);
       expect(compactedAt(steps)).toEqual([45]);
-      // A branch of the first 71 messages and a 4,000-token step of its own shares the first
-      // checkpoint and is in the band. The step that sent it is not in this branch, so where the
-      // compaction left the prompt is taken from the checkpoint's own live part: it prepares.
-      const instance = collecting({ store });
-      const branch: Message[] = [...conversation.slice(0, 71), toolCall('b1', 'run', { n: 'b' }), toolResult('b1', 'run', tokens(4_000, 'b'))];
-      const scripted = scriptedModel();
-      await wrap(scripted.model, instance.middleware).doGenerate({ prompt: [{ role: 'system', content: tokens(8_000, 's') }, ...branch] });
-      await instance.settled();
-      const sent = scripted.stepCalls()[0]!.prompt;
-      expect(textOf(sent[1]!).startsWith('<conversation-checkpoint>')).toBe(true);
-      expect(sent.slice(2)).toEqual(branch.slice(55));
-      expect(estimatePrompt(sent)).toBeGreaterThanOrEqual(13_600);
-      expect(instance.background).toHaveLength(1);
+      // Where the checkpoint left the prompt for a branch that does not extend the step that sent it: prepare-from.test.ts.
     });
 
     it('should find where the compaction left the prompt on another instance, from the live part its checkpoint was made for', async () => {
@@ -871,7 +861,9 @@ describe('prepare', () => {
       await settled();
       const calls = (scripted.model as unknown as { doGenerateCalls: Array<{ abortSignal?: AbortSignal; prompt: Message[] }> }).doGenerateCalls;
       const request = calls.find((call) => isSummaryPrompt(call.prompt))!;
-      expect(request.abortSignal).toBeUndefined();
+      // Its own signal: the summary's deadline (summaryTimeout), not the step's.
+      expect(request.abortSignal).not.toBe(controller.signal);
+      expect(request.abortSignal?.aborted).toBe(false);
       await wrapped.doGenerate({ prompt: atCeiling() });
       expect(scripted.summaryCalls()).toHaveLength(1);
       expect(middleware.last()).toMatchObject({ messagesCovered: 14, prepared: true });

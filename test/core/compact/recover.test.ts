@@ -367,6 +367,7 @@ describe('providerMetadata.compaction', () => {
     const compacted = (await wrapped.doGenerate({ prompt: long() })) as { providerMetadata?: Record<string, unknown> };
     expect(compacted.providerMetadata?.compaction).toEqual({
       reason: 'manual',
+      rule: 'manual',
       kind: 'summary',
       messagesCovered: 2,
       tokensBefore: 12_001,

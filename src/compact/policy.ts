@@ -1,0 +1,219 @@
+import { CATCH_UP_CACHED_SHARE, CATCH_UP_SHARE, MEASURED_SUMMARY_MS, SUMMARY_MARGIN } from '../tunables';
+
+/**
+ * The policy (docs/design.md, "The policy"): what a step does, decided once by one pure function
+ * of explicit inputs. The same facts give the same action, whatever the machine's load: time
+ * enters only as numbers (`now`, the measured times). Each rule is a row of the table in the
+ * design document; its name is on the action, on the compaction's record and in the log line.
+ */
+
+/** How fast a conversation grows as of a step: the most it grew in one recent step, the mean growth and the mean interval between steps, and the time since its checkpoint last changed. */
+export interface Pace {
+  growth: number;
+  meanGrowth: number;
+  meanInterval: number;
+  sinceShrunk?: number;
+}
+
+/** A checkpoint prepared for this conversation, ready: the prompt's size with it in place, and what would follow sending it. */
+export interface ReadyFacts {
+  /** The prompt's size with it in place (estimated). */
+  size: number;
+  /**
+   * With it in place, the prompt is over the budget of what a compaction keeps by at least
+   * `CATCH_UP_SHARE` of the budget, with at least as much between it and the live part: a catch-up
+   * would bring it back under the budget.
+   */
+  overBudget: boolean;
+  /** A longer one is being prepared by this instance (it becomes the catch-up: no new request). */
+  longerPreparing: boolean;
+}
+
+/** Everything the policy reads of a step: gathered once, before it decides (facts.ts). */
+export interface StepFacts {
+  /** The clock's reading, in milliseconds. */
+  now: number;
+  auto: boolean;
+  /** The `prepare` option: a share of the ceiling, or `false`. */
+  prepare: number | false;
+  /** `compactNext()` or the call's `compact` option. */
+  manual: boolean;
+  /** The window and the ceiling; `undefined` without a window. */
+  window: number | undefined;
+  ceiling: number | undefined;
+  /** False while a provider item's size is unknown (until the provider counts a prompt holding it). */
+  sizeKnown: boolean;
+  /** The prompt's size: the provider's count it rests on plus what is estimated on top. */
+  size: number;
+  counted: number;
+  estimated: number;
+  /** A hold stands on this conversation (no progress, nothing older, a failure: docs/design.md, "No progress"). */
+  held: boolean;
+  /** There is something older than the live part to cover (not covered yet by the checkpoint). */
+  olderToCover: boolean;
+  /** The step's conversation extends beyond where a checkpoint would cover up to the live part (a checkpoint of the whole conversation is possible). */
+  wholeToCover: boolean;
+  /** Clearing old tool outputs alone brings the prompt to its target (docs/design.md, "Clearing old tool results"); `instead`: under the ceiling at all. */
+  clearing: { meets: boolean; instead: boolean };
+  /** A catch-up of this conversation is ready (a prepared checkpoint the first step after it is ready sends). */
+  catchUp: ReadyFacts | undefined;
+  /** The longest checkpoint prepared for this conversation that is ready (and this model reads). */
+  ready: ReadyFacts | undefined;
+  /**
+   * A summary of this conversation being written (by this instance in the background or by another
+   * under its lease): the latest deadline of those with which the prompt could fit under the
+   * ceiling (`Infinity` without `summaryTimeout`), and whether there is one (`couldFit`).
+   */
+  writing: { until: number; couldFit: boolean } | undefined;
+  /**
+   * This step already waited for the summary being written, and how that ended (a new fact): the
+   * checkpoint came (then it is `ready`), its writer failed or is gone (a lease that ran out), or
+   * its deadline passed (`summaryTimeout`). It never waits twice.
+   */
+  waited: WaitOutcome | undefined;
+  /** A checkpoint is already prepared (or being prepared, here or elsewhere) that a preparation now would repeat: `live` for one up to the live part, `whole` for one of the whole conversation. */
+  prepared: { live: boolean; whole: boolean };
+  /** The size from which a step prepares: `prepare` x the ceiling, or halfway from where the last compaction left the prompt to the ceiling when that was over it. */
+  prepareFrom: number;
+  /** A checkpoint of the whole conversation can be requested without shortening the request where one up to the live part would not need it. */
+  coverWhole: boolean;
+  /** What could still come before the ceiling, with a live step like this one, fits in the budget after a checkpoint prepared now. */
+  tailFits: boolean;
+  /** How fast the conversation grows (`undefined` when this step does not extend the one before). */
+  pace: Pace | undefined;
+  /** The longest recent summary of the model that writes them, in milliseconds (`undefined` before one was measured). */
+  summaryMs: number | undefined;
+  /** The share of its input the latest summary request read from the prompt cache (`undefined`: not reported). */
+  cachedShare: number | undefined;
+}
+
+/** What goes out: the step as it is, a prepared checkpoint, a clearing, a compaction now, or a wait for the summary being written. */
+export type StepAction =
+  | { kind: 'send'; rule: SendRule }
+  | { kind: 'send-prepared'; rule: 'prepared' | 'catch-up'; which: 'ready' | 'catch-up' }
+  | { kind: 'clear'; rule: 'clear' | 'clear-instead' }
+  | { kind: 'compact'; rule: 'ceiling' | 'manual' | 'from-prepared'; from?: 'ready' | 'catch-up' }
+  | { kind: 'wait'; rule: 'being-written'; until: number }
+  | { kind: 'give-up'; rule: 'summary-failed' };
+
+export type WaitOutcome = 'made' | 'failed' | 'deadline';
+
+export type SendRule = 'auto-off' | 'no-window' | 'size-unknown' | 'under-ceiling' | 'held';
+
+/** What is prepared in the background beside the step: a checkpoint up to the live part, of the whole conversation, or a catch-up; or an existing one made the catch-up. */
+export type PrepareAction =
+  | { kind: 'start'; rule: 'band' | 'timed' | 'step-ahead' | 'catch-up'; whole: boolean; catchUp: boolean }
+  | { kind: 'adopt-catch-up'; rule: 'catch-up' };
+
+export interface Decision {
+  step: StepAction;
+  prepare: PrepareAction | undefined;
+}
+
+/** The one decision of a step. */
+export function decideStep(facts: StepFacts): Decision {
+  const step = stepAction(facts);
+  return { step, prepare: prepareAction(facts, step) };
+}
+
+/** What goes out (rules `manual`, `catch-up`, `ceiling`, `prepared`, `clear-instead`, `being-written`, `from-prepared`, `clear`). */
+export function stepAction(facts: StepFacts): StepAction {
+  const { ceiling, size } = facts;
+  if (facts.manual) return { kind: 'compact', rule: 'manual' };
+  if (!facts.auto) return { kind: 'send', rule: 'auto-off' };
+  if (ceiling === undefined || ceiling <= 0) return { kind: 'send', rule: 'no-window' };
+  if (!facts.sizeKnown) return { kind: 'send', rule: 'size-unknown' };
+  // A catch-up ready is sent by the first step after it is ready, under the ceiling too, when it lowers the prompt.
+  const catchUp = facts.catchUp !== undefined && facts.catchUp.size < size ? facts.catchUp : undefined;
+  const current = catchUp?.size ?? size;
+  if (current < ceiling) return catchUp === undefined ? { kind: 'send', rule: 'under-ceiling' } : { kind: 'send-prepared', rule: 'catch-up', which: 'catch-up' };
+  if (facts.held && catchUp === undefined) return { kind: 'send', rule: 'held' };
+  // At the ceiling: the longest prepared checkpoint ready, sent at once when the prompt with it fits.
+  const ready = facts.ready;
+  if (ready !== undefined && ready.size < ceiling) return { kind: 'send-prepared', rule: 'prepared', which: 'ready' };
+  // One being written with which the prompt could fit: a clearing that alone brings the prompt under
+  // the ceiling goes instead of waiting; otherwise the step waits for the rest of it (never for a
+  // second one), until its deadline. One that could not fit is no help: the step compacts now.
+  if (facts.writing?.couldFit === true && facts.waited === undefined) {
+    if (facts.clearing.instead) return { kind: 'clear', rule: 'clear-instead' };
+    return { kind: 'wait', rule: 'being-written', until: facts.writing.until };
+  }
+  // Waited for until its deadline: the step goes on as after a failed compaction (no second summary).
+  if (facts.waited === 'deadline' && ready === undefined && catchUp === undefined) return { kind: 'give-up', rule: 'summary-failed' };
+  if (ready !== undefined) return { kind: 'compact', rule: 'from-prepared', from: 'ready' };
+  if (catchUp !== undefined) return { kind: 'compact', rule: 'from-prepared', from: 'catch-up' };
+  if (facts.clearing.meets) return { kind: 'clear', rule: 'clear' };
+  return { kind: 'compact', rule: 'ceiling' };
+}
+
+/** What is prepared beside the step (rules `catch-up`, `step-ahead`, `timed`, `band`); `undefined`: nothing. */
+export function prepareAction(facts: StepFacts, step: StepAction): PrepareAction | undefined {
+  const { ceiling, prepare } = facts;
+  if (!facts.auto || prepare === false || ceiling === undefined || ceiling <= 0 || !facts.sizeKnown) return undefined;
+  if (step.kind === 'send-prepared') return afterPrepared(facts, step);
+  if (step.kind !== 'send' || facts.size >= ceiling) return undefined;
+  // One summary in flight per conversation: nothing is started, nor superseded, while one is written.
+  if (facts.writing !== undefined) return undefined;
+  // Clearing needs no model call: nothing is prepared while it alone would bring the prompt under its target.
+  if (facts.olderToCover && facts.clearing.meets) return undefined;
+  const { size, pace, summaryMs } = facts;
+  // The most it grew in a step lately, or else what came since the provider's count.
+  const grown = pace?.growth ?? (facts.counted > 0 ? facts.estimated : 0);
+  const whole = facts.wholeToCover && facts.coverWhole && !facts.prepared.whole;
+  const live = facts.olderToCover && !facts.prepared.live;
+  if (pace !== undefined && summaryMs !== undefined && summaryMs >= MEASURED_SUMMARY_MS && grown > 0) {
+    // Summaries measured: a summary begun now should be ready about when the ceiling is reached.
+    if (size + pace.growth < ceiling) {
+      if (size < prepare * ceiling || size < facts.prepareFrom) return undefined;
+      const left = timeLeft(pace, ceiling, size);
+      if (left > summaryMs * SUMMARY_MARGIN) return undefined;
+      if (pace.sinceShrunk !== undefined && pace.sinceShrunk + left < summaryMs * SUMMARY_MARGIN) return undefined;
+      if (!facts.tailFits) return undefined;
+      if (whole) return { kind: 'start', rule: 'timed', whole: true, catchUp: false };
+      return live ? { kind: 'start', rule: 'timed', whole: false, catchUp: false } : undefined;
+    }
+    if (whole) return { kind: 'start', rule: 'step-ahead', whole: true, catchUp: false };
+    return live ? { kind: 'start', rule: 'step-ahead', whole: false, catchUp: false } : undefined;
+  }
+  // Unmeasured: the next step, as large as the most it grew in a step lately, reaches the ceiling.
+  if (grown > 0 && size + grown >= ceiling && whole) return { kind: 'start', rule: 'step-ahead', whole: true, catchUp: false };
+  if (size < prepare * ceiling || size < facts.prepareFrom || !live) return undefined;
+  return { kind: 'start', rule: 'band', whole: false, catchUp: false };
+}
+
+/**
+ * After a step sends a prepared checkpoint: a longer one this instance is preparing becomes the
+ * catch-up (no new request); else, when the prompt with it is over the budget (`overBudget`) and a
+ * catch-up would be ready before the ceiling from a summarizer that reads the conversation from its
+ * prompt cache, one of the conversation is started, unless one is being written. A catch-up that
+ * still leaves the prompt over the budget starts none.
+ */
+function afterPrepared(facts: StepFacts, step: Extract<StepAction, { kind: 'send-prepared' }>): PrepareAction | undefined {
+  const sent = step.which === 'catch-up' ? facts.catchUp! : facts.ready!;
+  if (sent.longerPreparing) return { kind: 'adopt-catch-up', rule: 'catch-up' };
+  if (step.rule === 'catch-up' || facts.writing !== undefined || !sent.overBudget) return undefined;
+  if (!readyBeforeCeiling(facts, sent.size) || !(facts.cachedShare === undefined || facts.cachedShare >= CATCH_UP_CACHED_SHARE)) return undefined;
+  return { kind: 'start', rule: 'catch-up', whole: facts.coverWhole, catchUp: true };
+}
+
+/** The time left to the ceiling: the steps left at the recent mean growth, each as long as the recent mean interval. */
+export function timeLeft(pace: Pace, ceiling: number, size: number): number {
+  return ((ceiling - size) / pace.meanGrowth) * pace.meanInterval;
+}
+
+/** Whether a catch-up begun now would be ready before the conversation, at `size` after it, reaches the ceiling. */
+function readyBeforeCeiling({ pace, summaryMs, ceiling }: StepFacts, size: number): boolean {
+  if (pace === undefined || summaryMs === undefined || summaryMs < MEASURED_SUMMARY_MS) return true;
+  return timeLeft(pace, ceiling!, size) > summaryMs * SUMMARY_MARGIN;
+}
+
+/**
+ * Whether a prompt is over the budget of what a compaction keeps by enough to be worth a catch-up:
+ * the checkpoint and everything after it (`kept`) over the budget's `total` by at least
+ * `CATCH_UP_SHARE` of it, and the messages between the checkpoint and the live part (`tail`) at
+ * least as much, for it to cover.
+ */
+export function worthCatchingUp(kept: number, tail: number, total: number): boolean {
+  const worth = total * CATCH_UP_SHARE;
+  return kept - total >= worth && tail >= worth;
+}
