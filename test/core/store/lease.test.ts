@@ -35,12 +35,24 @@ function instance(store: CompactionStore, clock: Clock) {
   return { guard, threads, checkpoints, leases: new Leases(guard, threads, checkpoints, clock) };
 }
 
+/** Two instances sharing one store and one simulated clock. */
+function twoInstances() {
+  const store = memoryStore();
+  const { clock, slept } = simulatedClock(1_000_000);
+  return { clock, slept, a: instance(store, clock), b: instance(store, clock) };
+}
+
+type Instance = ReturnType<typeof instance>;
+
+/** `a` takes the lease on `prefix`; `b`, trying to, is handed it. */
+async function heldBy(a: Instance, b: Instance, prefix: { length: number; digest: string }) {
+  await a.leases.take(thread, prefix, 10_000, a.guard.budget());
+  return (await b.leases.take(thread, prefix, 10_000, b.guard.budget()))!;
+}
+
 describe('Leases', () => {
   it("should take a free lease, and hand another instance's back to an instance that tries to take it", async () => {
-    const store = memoryStore();
-    const { clock } = simulatedClock(1_000_000);
-    const a = instance(store, clock);
-    const b = instance(store, clock);
+    const { clock, a, b } = twoInstances();
     expect(a.leases.owner).toMatch(/^[0-9a-f]{16}$/);
     expect(await a.leases.take(thread, ref, 10_000, a.guard.budget())).toBeUndefined();
     expect(await b.leases.take(thread, ref, 10_000, b.guard.budget())).toEqual({ ...ref, owner: a.leases.owner, until: 1_010_000 });
@@ -51,10 +63,7 @@ describe('Leases', () => {
   });
 
   it('should end a released lease', async () => {
-    const store = memoryStore();
-    const { clock } = simulatedClock(1_000_000);
-    const a = instance(store, clock);
-    const b = instance(store, clock);
+    const { a, b } = twoInstances();
     await a.leases.take(thread, ref, 10_000, a.guard.budget());
     await a.leases.release(thread, ref, a.guard.budget());
     expect((await b.threads.read(thread, b.guard.budget())).leases).toBeUndefined();
@@ -62,31 +71,22 @@ describe('Leases', () => {
   });
 
   it('should wait for the leased checkpoint, reading the thread 200 ms, then 400 ms... up to 1 s apart, until the deadline', async () => {
-    const store = memoryStore();
-    const { clock, slept } = simulatedClock(1_000_000);
-    const a = instance(store, clock);
-    const b = instance(store, clock);
-    await a.leases.take(thread, ref, 10_000, a.guard.budget());
-    const held = (await b.leases.take(thread, ref, 10_000, b.guard.budget()))!;
+    const { slept, a, b } = twoInstances();
+    const held = await heldBy(a, b, ref);
     expect(await b.leases.awaitLeased(thread, held, 1_003_000, b.guard.budget())).toBeUndefined();
     expect(slept).toEqual([200, 400, 800, 1_000, 600]);
   });
 
   it('should return the checkpoint once its thread lists it, and nothing once its lease is released', async () => {
-    const store = memoryStore();
-    const { clock, slept } = simulatedClock(1_000_000);
-    const a = instance(store, clock);
-    const b = instance(store, clock);
-    await a.leases.take(thread, ref, 10_000, a.guard.budget());
-    const held = (await b.leases.take(thread, ref, 10_000, b.guard.budget()))!;
+    const { slept, a, b } = twoInstances();
+    const held = await heldBy(a, b, ref);
     await a.checkpoints.write(checkpoint, a.guard.budget());
     await a.threads.update(thread, { checkpoints: [ref] }, a.guard.budget());
     expect(await b.leases.awaitLeased(thread, held, 1_003_000, b.guard.budget())).toEqual(checkpoint);
     expect(slept).toEqual([200]);
 
     const other = { length: 6, digest: digest('d') };
-    await a.leases.take(thread, other, 10_000, a.guard.budget());
-    const second = (await b.leases.take(thread, other, 10_000, b.guard.budget()))!;
+    const second = await heldBy(a, b, other);
     await a.leases.release(thread, other, a.guard.budget());
     expect(await b.leases.awaitLeased(thread, second, 1_003_000, b.guard.budget())).toBeUndefined();
     expect(slept).toEqual([200, 200]);
