@@ -1,6 +1,8 @@
+import { LRUCache } from 'lru-cache';
 import { sha256Hex } from '../prompt/hash';
 import type { Keeper, StoreBudget } from '../store/keeper';
 import { FORMAT_VERSION, type ModelSizing, type SizingSample } from '../store/format';
+import { oldestFirst } from '../store/recent';
 import { CHARS_PER_TOKEN, type Estimator, type Tokenize } from './estimate';
 
 /** The learned characters a token stay within these (docs/design.md, "The size of a prompt"). */
@@ -124,7 +126,7 @@ interface Entry {
  * what this instance learned itself.
  */
 export class LearnedSizing {
-  private readonly models = new Map<string, Entry>();
+  private readonly models = new LRUCache<string, Entry>({ max: MODEL_LIMIT });
 
   constructor(
     private readonly keeper: Keeper,
@@ -156,7 +158,7 @@ export class LearnedSizing {
   /** The sizing of each model this instance knows, for `state()`. */
   known(): Record<string, ModelSizing> {
     const known: Record<string, ModelSizing> = {};
-    for (const [model, entry] of this.models) {
+    for (const [model, entry] of oldestFirst(this.models)) {
       if (entry.sizing.chars.length + entry.sizing.tokenizer.length > 0) known[model] = entry.sizing;
     }
     return known;
@@ -176,14 +178,13 @@ export class LearnedSizing {
   }
 
   private entry(model: string): Entry {
+    // A look makes it the most recently used.
     let entry = this.models.get(model);
     if (entry === undefined) {
       const sizing = emptySizing(model);
       entry = { sizing, estimator: estimatorOf(sizing, this.tokenize), readAt: Number.NEGATIVE_INFINITY, reading: undefined, writing: undefined, dirty: false, key: undefined };
+      this.models.set(model, entry);
     }
-    this.models.delete(model);
-    this.models.set(model, entry);
-    while (this.models.size > MODEL_LIMIT) this.models.delete(this.models.keys().next().value as string);
     return entry;
   }
 

@@ -362,3 +362,15 @@ export function threadHas(thread: Thread, patch: ThreadPatch): boolean {
     has(patch.leases?.filter((item) => item.until > 0), thread.leases ?? [], entryKeys.leases)
   );
 }
+
+/** `raw` read as JSON of `schema`'s shape, or `undefined` when it is not JSON or not of that shape. */
+export function parseJson<T>(raw: string, schema: { safeParse(value: unknown): { success: true; data: T } | { success: false } }): T | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+  const parsed = schema.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
+}
