@@ -8,7 +8,7 @@ import { Keeper } from './store/keeper';
 import { createSealer } from './store/seal';
 import { memoryStore } from './store/memory';
 import { parseState } from './state';
-import type { CompactionOptions } from './types';
+import type { CompactionLogger, CompactionOptions } from './types';
 
 /**
  * The state of one `compaction()` instance that several modules share, for every conversation it
@@ -51,8 +51,8 @@ export function createEngine(options: CompactionOptions): Engine {
   }
   const settings = resolveOptions(options as Record<string, unknown>);
   const restored = options.state === undefined ? undefined : parseState(options.state);
-  const warn = (message: string) => settings.logger?.warn(message);
-  const info = (message: string) => settings.logger?.info(message);
+  const warn = guardLogger(settings.logger, 'warn');
+  const info = guardLogger(settings.logger, 'info');
   const keeper = new Keeper(settings.store ?? memoryStore(), { warn, info, ...(settings.secret === undefined ? {} : { sealer: createSealer(settings.secret) }) });
   const sizing = new LearnedSizing(keeper, settings.estimate && guardTokenize(settings.estimate, warn));
   return {
@@ -68,6 +68,26 @@ export function createEngine(options: CompactionOptions): Engine {
     learnedWindows: new Map(),
     warnedOnce: new Set(),
     ready: restored && Promise.all([keeper.restore(restored.threads, restored.checkpoints), sizing.restore(restored.sizing ?? {})]).then(() => undefined),
+  };
+}
+
+/**
+ * One level of the host's logger, called as the host wrote it (`this` is the logger) and guarded:
+ * whatever it throws, or a promise it returns rejects with, is dropped, so a logger's failure
+ * never reaches a step, a store's timer or a background compaction (docs/design.md, "What the
+ * host can read").
+ */
+function guardLogger(logger: CompactionLogger | undefined, level: 'info' | 'warn'): (message: string) => void {
+  return (message) => {
+    if (logger === undefined) return;
+    try {
+      const result: unknown = logger[level](message);
+      if (typeof (result as PromiseLike<unknown> | undefined)?.then === 'function') {
+        Promise.resolve(result).catch(() => undefined);
+      }
+    } catch {
+      // The host's logger failed: the message is lost, nothing else is.
+    }
   };
 }
 
