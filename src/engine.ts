@@ -7,6 +7,7 @@ import { LearnedSizing } from './sizing/learned';
 import { Keeper } from './store/keeper';
 import { createSealer } from './store/seal';
 import { memoryStore } from './store/memory';
+import type { CompactionStore } from './store/types';
 import { parseState } from './state';
 import type { CompactionLogger, CompactionOptions } from './types';
 
@@ -53,7 +54,8 @@ export function createEngine(options: CompactionOptions): Engine {
   const restored = options.state === undefined ? undefined : parseState(options.state);
   const warn = guardLogger(settings.logger, 'warn');
   const info = guardLogger(settings.logger, 'info');
-  const keeper = new Keeper(settings.store ?? memoryStore(), { warn, info, ...(settings.secret === undefined ? {} : { sealer: createSealer(settings.secret) }) });
+  const store = settings.store ?? memoryStore();
+  const keeper = new Keeper(store, { warn, info, ...(settings.secret === undefined ? {} : { sealer: createSealer(settings.secret, storePrefix(store)) }) });
   const sizing = new LearnedSizing(keeper, settings.estimate && guardTokenize(settings.estimate, warn));
   return {
     settings,
@@ -89,6 +91,11 @@ function guardLogger(logger: CompactionLogger | undefined, level: 'info' | 'warn
       // The host's logger failed: the message is lost, nothing else is.
     }
   };
+}
+
+/** The prefix a store declares it puts before its keys, bound into sealed values ('' when none, or not a string). */
+function storePrefix(store: CompactionStore): string {
+  return typeof store.prefix === 'string' ? store.prefix : '';
 }
 
 export function modelKey(model: Pick<Model, 'provider' | 'modelId'>): string {

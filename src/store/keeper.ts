@@ -18,7 +18,7 @@ import {
   threadKey,
   threadSchema,
 } from './format';
-import { type ValueKind, type Sealer, kindOf } from './seal';
+import { type Sealer, unopenedWarnings } from './seal';
 import type { CompactionStore } from './types';
 
 /** How many threads and checkpoints `state()` holds: the latest this instance wrote or read. */
@@ -117,8 +117,8 @@ export class Keeper {
   private readonly timeoutMs: number;
   private readonly probeFirstMs: number;
   private readonly probeMaxMs: number;
-  /** Kinds of value one of which did not open: warned about once each. */
-  private readonly unopened = new Set<ValueKind>();
+  /** Warns about values that do not open, at a bounded rate. */
+  private readonly unopened: (key: string) => void;
 
   /** Since when the store is down (ms since the epoch), or undefined while it is up. */
   private downSince: number | undefined;
@@ -140,6 +140,7 @@ export class Keeper {
     this.warn = options.warn;
     this.info = options.info ?? (() => {});
     this.sealer = options.sealer;
+    this.unopened = unopenedWarnings(this.warn);
     this.timeoutMs = options.timeoutMs ?? STORE_TIMEOUT_MS;
     this.probeFirstMs = options.probeFirstMs ?? PROBE_FIRST_MS;
     this.probeMaxMs = options.probeMaxMs ?? PROBE_MAX_MS;
@@ -567,19 +568,11 @@ export class Keeper {
     return true;
   }
 
-  /** A value read from the store as the middleware wrote it: opened with the secret, or `undefined` (once a warning per kind) when it does not open. */
+  /** A value read from the store as the middleware wrote it: opened with the secret, or `undefined` (with a warning, at a bounded rate) when it does not open. */
   private async open(key: string, value: string): Promise<string | undefined> {
     if (this.sealer === undefined) return value;
     const opened = await this.sealer.open(key, value);
-    if (opened === undefined) {
-      const kind = kindOf(key);
-      if (!this.unopened.has(kind)) {
-        this.unopened.add(kind);
-        this.warn(
-          `ai-compaction: ignored a ${kind} under ${key} that does not open with the secret (not sealed, sealed with another secret, changed, or moved from another key); further ${kind}s that do not open are ignored without a warning`,
-        );
-      }
-    }
+    if (opened === undefined) this.unopened(key);
     return opened;
   }
 }
