@@ -5,10 +5,10 @@ import type { Model } from './prompt/types';
 import { guardTokenize } from './sizing/estimate';
 import { LearnedSizing } from './sizing/learned';
 import { Keeper } from './store/keeper';
-import { createSealer } from './store/seal';
+import { type Sealer, createSealer } from './store/seal';
 import { memoryStore } from './store/memory';
 import type { CompactionStore } from './store/types';
-import { parseState } from './state';
+import { type ParsedState, readState } from './state';
 import type { CompactionLogger, CompactionOptions } from './types';
 
 /**
@@ -28,7 +28,9 @@ export interface Engine {
   readonly learnedWindows: Map<string, number>;
   /** Warnings given once per key (a model without native compaction, a ceiling at or below 0). */
   readonly warnedOnce: Set<string>;
-  /** The restore of a `state` option, awaited by the first step. */
+  /** Seals `state()` with the `secret` option (no store key, no prefix: a state moves between instances). */
+  readonly stateSealer: Sealer | undefined;
+  /** The restore of a `state` option, awaited by the first step (which throws the `TypeError` of a refused sealed state). */
   ready: Promise<void> | undefined;
 }
 
@@ -51,7 +53,8 @@ export function createEngine(options: CompactionOptions): Engine {
     throw new TypeError(`ai-compaction: options must be an object, got ${describe(options)}`);
   }
   const settings = resolveOptions(options as Record<string, unknown>);
-  const restored = options.state === undefined ? undefined : parseState(options.state);
+  const stateSealer = settings.secret === undefined ? undefined : createSealer(settings.secret);
+  const restored = options.state === undefined ? undefined : readState(options.state, stateSealer);
   const warn = guardLogger(settings.logger, 'warn');
   const info = guardLogger(settings.logger, 'info');
   const store = settings.store ?? memoryStore();
@@ -69,7 +72,8 @@ export function createEngine(options: CompactionOptions): Engine {
       settings.summarizer === undefined ? undefined : (wrapLanguageModel({ model: settings.summarizer as never, middleware: [] }) as unknown as Model),
     learnedWindows: new Map(),
     warnedOnce: new Set(),
-    ready: restored && Promise.all([keeper.restore(restored.threads, restored.checkpoints), sizing.restore(restored.sizing ?? {})]).then(() => undefined),
+    stateSealer,
+    ready: restored && restoreState(restored, keeper, sizing),
   };
 }
 
@@ -91,6 +95,16 @@ function guardLogger(logger: CompactionLogger | undefined, level: 'info' | 'warn
       // The host's logger failed: the message is lost, nothing else is.
     }
   };
+}
+
+/** Writes a restored state to the store and the learned sizing, once it is read (a sealed one is opened first). */
+function restoreState(restored: ParsedState | Promise<ParsedState>, keeper: Keeper, sizing: LearnedSizing): Promise<void> {
+  const write = (state: ParsedState) => Promise.all([keeper.restore(state.threads, state.checkpoints), sizing.restore(state.sizing ?? {})]).then(() => undefined);
+  // A state read at once is held at once (`state()` holds it before any step).
+  const ready = restored instanceof Promise ? restored.then(write) : write(restored);
+  // Awaited by the first step, which throws what refused it; never an unhandled rejection before.
+  ready.catch(() => undefined);
+  return ready;
 }
 
 /** The prefix a store declares it puts before its keys, bound into sealed values ('' when none, or not a string). */

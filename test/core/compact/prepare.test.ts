@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { APICallError, generateText, stepCountIs, wrapLanguageModel } from 'ai';
-import { type CompactionRecord, compaction, compactionOf, memoryStore } from '../../../src';
+import { type CompactionOptions, type CompactionRecord, compaction, compactionOf, memoryStore } from '../../../src';
 import { checkpointText } from '../../../src/checkpoint/message';
 import { UPDATE_PROMPT } from '../../../src/checkpoint/prompts';
 import { resolveOptions } from '../../../src/options';
@@ -21,7 +21,7 @@ import { assistant, recordingLogger, scriptedModel, system, textOf, toolCall, to
 const WINDOW = 20_000;
 
 /** An instance whose background work is collected, so a test can wait for it. */
-function collecting(options: Parameters<typeof compaction>[0] = {}) {
+function collecting(options: CompactionOptions & { secret?: undefined } = {}) {
   const background: Promise<unknown>[] = [];
   const records: CompactionRecord[] = [];
   const middleware = compaction({
@@ -284,7 +284,7 @@ describe('prepare', () => {
      * band() prepared (its summary `first`, by default the template), then atCeiling() sends it with
      * a tail over the budget; the catch-up's summary (the second) waits for `second`.
      */
-    async function sentWithTail(second: () => Promise<unknown>, options: Parameters<typeof compaction>[0] = {}, first?: unknown) {
+    async function sentWithTail(second: () => Promise<unknown>, options: CompactionOptions & { secret?: undefined } = {}, first?: unknown) {
       const scripted = scriptedModel({ summary: (_prompt, index) => (index === 1 ? second() : index === 0 ? first : undefined) });
       const instance = collecting(options);
       const wrapped = wrap(scripted.model, instance.middleware);
