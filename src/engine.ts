@@ -2,6 +2,7 @@ import { wrapLanguageModel } from 'ai';
 import { describe } from './errors';
 import { type ResolvedOptions, resolveOptions } from './options';
 import type { Model } from './prompt/types';
+import { bufferFillsWindow, defaultBuffer } from './sizing/ceiling';
 import { guardTokenize } from './sizing/estimate';
 import { LearnedSizing } from './sizing/learned';
 import { Keeper } from './store/keeper';
@@ -49,7 +50,7 @@ export function ownState<T>(create: () => T): (engine: Engine) => T {
 
 /** Validates the options and builds an instance's state. Throws a `TypeError` naming a bad option. */
 export function createEngine(options: CompactionOptions): Engine {
-  if (typeof options !== 'object' || options === null) {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new TypeError(`ai-compaction: options must be an object, got ${describe(options)}`);
   }
   const settings = resolveOptions(options as Record<string, unknown>);
@@ -116,13 +117,41 @@ export function modelKey(model: Pick<Model, 'provider' | 'modelId'>): string {
   return `${model.provider}:${model.modelId}`;
 }
 
-/** The model's window: the configured one, or the one its provider stated if smaller. */
+/**
+ * The model's window: the configured one, or the one its provider stated if smaller. Says once
+ * what a step will not do (docs/design.md, "Options", "The ceiling"): a `contextWindow` function
+ * whose result is not a positive number (the step has no window), a buffer of the whole window or
+ * more (the default stands), no window at all (only an overflow compacts).
+ */
 export function windowFor(engine: Engine, model: Model): number | undefined {
-  const { contextWindow } = engine.settings;
-  const configured = typeof contextWindow === 'function' ? contextWindow(model) : contextWindow;
-  const learned = engine.learnedWindows.get(modelKey(model));
-  if (configured === undefined || !(configured > 0)) return learned;
-  return learned === undefined ? configured : Math.min(configured, learned);
+  const { contextWindow, buffer } = engine.settings;
+  const key = modelKey(model);
+  let configured = typeof contextWindow === 'function' ? (contextWindow(model) as unknown) : contextWindow;
+  if (configured !== undefined && !(typeof configured === 'number' && Number.isFinite(configured) && configured > 0)) {
+    warnOnce(
+      engine,
+      `contextWindow:${key}`,
+      `ai-compaction: option contextWindow returned ${describe(configured)} for ${key}, expected a positive number of tokens or undefined; its steps are treated as having no window`,
+    );
+    configured = undefined;
+  }
+  const learned = engine.learnedWindows.get(key);
+  const window = configured === undefined ? learned : learned === undefined ? (configured as number) : Math.min(configured as number, learned);
+  if (window === undefined) {
+    warnOnce(
+      engine,
+      'no-window',
+      `ai-compaction: no contextWindow for ${key}: it compacts only when the provider rejects a prompt as too long (then it learns the window the rejection states)`,
+    );
+  } else if (bufferFillsWindow(window, buffer)) {
+    const shown = buffer === undefined ? '' : 'share' in buffer ? `"${buffer.share}%"` : `${buffer.tokens} tokens`;
+    warnOnce(
+      engine,
+      `buffer:${window}`,
+      `ai-compaction: option buffer ${shown} keeps the whole ${window}-token window of ${key} free or more; the default, ${defaultBuffer(window)} tokens, is kept free instead`,
+    );
+  }
+  return window;
 }
 
 export function warnOnce(engine: Engine, key: string, message: string): void {
