@@ -1,7 +1,7 @@
 import { type Engine, modelKey, warnOnce, windowFor } from '../engine';
 import type { Model } from '../prompt/types';
 import { ceiling } from '../sizing/ceiling';
-import { type StepView, totalSize } from '../view';
+import { type StepView, totalSize, windowSize } from '../view';
 import { held } from './holds';
 
 /** Whether a step compacts before it goes out, and against what window and ceiling. */
@@ -16,7 +16,8 @@ export interface Decision {
 /**
  * Decides a step (docs/design.md, "The ceiling", "No progress", "Manual compaction"): manual when
  * asked (`manual`: `compactNext()` or the call's `compact`, whatever holds stand), auto when its
- * size reaches the ceiling and no hold stands.
+ * size reaches the ceiling (or, before its model has a count, its size as dense as code reaches the
+ * window less the reply) and no hold stands.
  */
 export async function decide(engine: Engine, view: StepView, model: Model, manual: boolean): Promise<Decision> {
   const window = windowFor(engine, model);
@@ -27,6 +28,11 @@ export async function decide(engine: Engine, view: StepView, model: Model, manua
   }
   if (manual) return { reason: 'manual', window, limit };
   const due =
-    engine.settings.auto && view.sizeKnown && limit !== undefined && limit > 0 && totalSize(view) >= limit && !(await held(view, limit, window));
+    engine.settings.auto &&
+    view.sizeKnown &&
+    limit !== undefined &&
+    limit > 0 &&
+    (totalSize(view) >= limit || windowSize(view) >= window! - (view.params.maxOutputTokens ?? 0)) &&
+    !(await held(view, limit, window));
   return { reason: due ? 'auto' : undefined, window, limit };
 }
