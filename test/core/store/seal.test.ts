@@ -44,6 +44,18 @@ async function compacted(store: ReturnType<typeof openStore>['store'], prompt: M
   return middleware.last()!;
 }
 
+/** A store where alpha's sealed checkpoint was copied over beta's, and beta's conversation. */
+async function movedCheckpoint() {
+  const shared = openStore();
+  const beta = conversation('beta');
+  await compacted(shared.store, conversation('alpha'));
+  await compacted(shared.store, beta);
+  const checkpoints = [...shared.keys].filter((key) => key.startsWith('cp:'));
+  expect(checkpoints).toHaveLength(2);
+  await shared.raw.set(checkpoints[1]!, (await shared.raw.get(checkpoints[0]!))!);
+  return { shared, beta };
+}
+
 describe('sealed values', () => {
   it('should seal every stored value, hold no conversation text, and let another instance with the secret send the checkpoint', async () => {
     const shared = openStore();
@@ -64,15 +76,7 @@ describe('sealed values', () => {
   });
 
   it('should never send a checkpoint moved under another key, and warn once per kind', async () => {
-    const shared = openStore();
-    const alpha = conversation('alpha');
-    const beta = conversation('beta');
-    await compacted(shared.store, alpha);
-    await compacted(shared.store, beta);
-    const checkpoints = [...shared.keys].filter((key) => key.startsWith('cp:'));
-    expect(checkpoints).toHaveLength(2);
-    // Alpha's sealed checkpoint copied over beta's.
-    await shared.raw.set(checkpoints[1]!, (await shared.raw.get(checkpoints[0]!))!);
+    const { shared, beta } = await movedCheckpoint();
 
     const log = recordingLogger();
     const reader = scriptedModel();
@@ -88,13 +92,7 @@ describe('sealed values', () => {
   it('should go on warning about values that do not open for an instance\'s life, at most once a minute per kind', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     try {
-      const shared = openStore();
-      const alpha = conversation('alpha');
-      const beta = conversation('beta');
-      await compacted(shared.store, alpha);
-      await compacted(shared.store, beta);
-      const checkpoints = [...shared.keys].filter((key) => key.startsWith('cp:'));
-      await shared.raw.set(checkpoints[1]!, (await shared.raw.get(checkpoints[0]!))!);
+      const { shared, beta } = await movedCheckpoint();
 
       const log = recordingLogger();
       const wrapped = wrap(scriptedModel().model, compaction({ contextWindow: 200_000, store: shared.store, secret: SECRET, logger: log.logger }));
