@@ -36,7 +36,7 @@ const BEFORE = '73628ac';
 /** Steps a serverless instance serves before a new one takes over (b). */
 const STEPS_PER_INSTANCE = 25;
 
-type Compaction = (options?: CompactionOptions) => CompactionMiddleware;
+type Compaction = (options?: CompactionOptions & { secret?: undefined }) => CompactionMiddleware;
 interface Build {
   name: string;
   compaction: Compaction;

@@ -24,7 +24,8 @@ import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { compaction, isSummaryRequest } from '../src';
 import { redisStore } from '../src/redis';
-import { createSealer } from '../src/store/seal';
+import type { CompactionState, SealedCompactionState } from '../src/state';
+import { STATE_KEY, createSealer } from '../src/store/seal';
 import { PLAIN_SUMMARY } from '../test/support/plain-model';
 import { type RedisServer, startRedisServer } from '../test/support/redis-server';
 import { fromGitRef } from './baseline';
@@ -284,7 +285,7 @@ async function sealRun(variant: string, secret: string | undefined): Promise<Sea
     const used = async (id: number): Promise<Held | undefined> => {
       const fresh = compaction({ contextWindow: CONCURRENT.window, store: redisStore({ client: raw, prefix: run.prefix }), ...options });
       await wrapLanguageModel({ model: benchModel().model as never, middleware: fresh }).doGenerate({ prompt: next(id) } as never);
-      const held = Object.values(fresh.state().checkpoints as Record<string, Held>).filter((checkpoint) => checkpoint.record.includes(`conversation ${id} turn`));
+      const held = Object.values((await openedState(fresh.state(), secret)).checkpoints as Record<string, Held>).filter((checkpoint) => checkpoint.record.includes(`conversation ${id} turn`));
       return held.sort((a, b) => b.length - a.length)[0];
     };
     const [source, victim] = [0, 1];
@@ -367,4 +368,11 @@ export async function run(): Promise<void> {
       `"previous": the build at ${BASELINE_REF}, before the outage rule and the lease (BENCH_STORE_BASELINE_REF), with this checkout's redisStore.`,
     ].join('\n'),
   );
+}
+
+/** What a state holds, opened with the secret when `state()` sealed it. */
+async function openedState(state: CompactionState | Promise<SealedCompactionState>, secret: string | undefined): Promise<CompactionState> {
+  const made = await state;
+  if (!('sealed' in made)) return made;
+  return JSON.parse((await createSealer([secret!]).open(STATE_KEY, made.sealed))!) as CompactionState;
 }

@@ -5,7 +5,7 @@ import { generateWithRecovery } from './hooks/generate';
 import { streamWithRecovery } from './hooks/stream';
 import { transformStep } from './hooks/transform';
 import type { CallOptions, GenerateResult, Model, StreamResult } from './prompt/types';
-import { buildState } from './state';
+import { type CompactionState, type SealedCompactionState, buildState, sealState } from './state';
 import type { CompactionMiddleware, CompactionOptions } from './types';
 import type { StepView } from './view';
 
@@ -20,7 +20,11 @@ import type { StepView } from './view';
  *   middleware: compaction({ contextWindow: 272_000 }), // the largest prompt gpt-5 takes (README, "The window")
  * });
  */
-export function compaction(options: CompactionOptions = {}): CompactionMiddleware {
+export function compaction(options: CompactionOptions & { secret: string | readonly string[] }): CompactionMiddleware<Promise<SealedCompactionState>>;
+export function compaction(options?: CompactionOptions & { secret?: undefined }): CompactionMiddleware<CompactionState>;
+/** With `secret`, `state()` returns a promise of the state sealed with it; without, the state. */
+export function compaction(options?: CompactionOptions): CompactionMiddleware<CompactionState | Promise<SealedCompactionState>>;
+export function compaction(options: CompactionOptions = {}): CompactionMiddleware<CompactionState | Promise<SealedCompactionState>> {
   const engine = createEngine(options);
   /** The view of each step, by the params `transformParams` returned, for `wrapGenerate` / `wrapStream`. */
   const steps = new WeakMap<object, StepView>();
@@ -62,8 +66,9 @@ export function compaction(options: CompactionOptions = {}): CompactionMiddlewar
     },
 
     state() {
-      return buildState(engine.keeper.recentThreads, engine.keeper.recentCheckpoints, engine.sizing.known());
+      const state = buildState(engine.keeper.recentThreads, engine.keeper.recentCheckpoints, engine.sizing.known());
+      return engine.stateSealer === undefined ? state : sealState(state, engine.stateSealer);
     },
   };
-  return middleware as unknown as CompactionMiddleware;
+  return middleware as unknown as CompactionMiddleware<CompactionState | Promise<SealedCompactionState>>;
 }

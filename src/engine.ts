@@ -3,13 +3,15 @@ import type { Clock } from './clock';
 import { describe } from './errors';
 import { type ResolvedOptions, resolveOptions } from './options';
 import type { Model } from './prompt/types';
+import { bufferFillsWindow, defaultBuffer } from './sizing/ceiling';
 import { guardTokenize } from './sizing/estimate';
 import { LearnedSizing } from './sizing/learned';
 import { Keeper } from './store/keeper';
-import { createSealer } from './store/seal';
+import { type Sealer, createSealer } from './store/seal';
 import { memoryStore } from './store/memory';
-import { parseState } from './state';
-import type { CompactionOptions } from './types';
+import type { CompactionStore } from './store/types';
+import { type ParsedState, readState } from './state';
+import type { CompactionLogger, CompactionOptions } from './types';
 
 /**
  * The state of one `compaction()` instance that several modules share, for every conversation it
@@ -30,7 +32,9 @@ export interface Engine {
   readonly learnedWindows: Map<string, number>;
   /** Warnings given once per key (a model without native compaction, a ceiling at or below 0). */
   readonly warnedOnce: Set<string>;
-  /** The restore of a `state` option, awaited by the first step. */
+  /** Seals `state()` with the `secret` option (no store key, no prefix: a state moves between instances). */
+  readonly stateSealer: Sealer | undefined;
+  /** The restore of a `state` option, awaited by the first step (which throws the `TypeError` of a refused sealed state). */
   ready: Promise<void> | undefined;
 }
 
@@ -49,15 +53,17 @@ export function ownState<T>(create: () => T): (engine: Engine) => T {
 
 /** Validates the options and builds an instance's state. Throws a `TypeError` naming a bad option. */
 export function createEngine(options: CompactionOptions): Engine {
-  if (typeof options !== 'object' || options === null) {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new TypeError(`ai-compaction: options must be an object, got ${describe(options)}`);
   }
   const settings = resolveOptions(options as Record<string, unknown>);
-  const restored = options.state === undefined ? undefined : parseState(options.state);
-  const warn = (message: string) => settings.logger?.warn(message);
-  const info = (message: string) => settings.logger?.info(message);
+  const stateSealer = settings.secret === undefined ? undefined : createSealer(settings.secret);
+  const restored = options.state === undefined ? undefined : readState(options.state, stateSealer);
+  const warn = guardLogger(settings.logger, 'warn');
+  const info = guardLogger(settings.logger, 'info');
+  const store = settings.store ?? memoryStore();
   const { clock } = settings;
-  const keeper = new Keeper(settings.store ?? memoryStore(), { warn, info, clock, ...(settings.secret === undefined ? {} : { sealer: createSealer(settings.secret) }) });
+  const keeper = new Keeper(store, { warn, info, clock, ...(settings.secret === undefined ? {} : { sealer: createSealer(settings.secret, storePrefix(store)) }) });
   const sizing = new LearnedSizing(keeper, settings.estimate && guardTokenize(settings.estimate, warn), () => clock.now());
   return {
     settings,
@@ -72,21 +78,85 @@ export function createEngine(options: CompactionOptions): Engine {
       settings.summarizer === undefined ? undefined : (wrapLanguageModel({ model: settings.summarizer as never, middleware: [] }) as unknown as Model),
     learnedWindows: new Map(),
     warnedOnce: new Set(),
-    ready: restored && Promise.all([keeper.restore(restored.threads, restored.checkpoints), sizing.restore(restored.sizing ?? {})]).then(() => undefined),
+    stateSealer,
+    ready: restored && restoreState(restored, keeper, sizing),
   };
+}
+
+/**
+ * One level of the host's logger, called as the host wrote it (`this` is the logger) and guarded:
+ * whatever it throws, or a promise it returns rejects with, is dropped, so a logger's failure
+ * never reaches a step, a store's timer or a background compaction (docs/design.md, "What the
+ * host can read").
+ */
+function guardLogger(logger: CompactionLogger | undefined, level: 'info' | 'warn'): (message: string) => void {
+  return (message) => {
+    if (logger === undefined) return;
+    try {
+      const result: unknown = logger[level](message);
+      if (typeof (result as PromiseLike<unknown> | undefined)?.then === 'function') {
+        Promise.resolve(result).catch(() => undefined);
+      }
+    } catch {
+      // The host's logger failed: the message is lost, nothing else is.
+    }
+  };
+}
+
+/** Writes a restored state to the store and the learned sizing, once it is read (a sealed one is opened first). */
+function restoreState(restored: ParsedState | Promise<ParsedState>, keeper: Keeper, sizing: LearnedSizing): Promise<void> {
+  const write = (state: ParsedState) => Promise.all([keeper.restore(state.threads, state.checkpoints), sizing.restore(state.sizing ?? {})]).then(() => undefined);
+  // A state read at once is held at once (`state()` holds it before any step).
+  const ready = restored instanceof Promise ? restored.then(write) : write(restored);
+  // Awaited by the first step, which throws what refused it; never an unhandled rejection before.
+  ready.catch(() => undefined);
+  return ready;
+}
+
+/** The prefix a store declares it puts before its keys, bound into sealed values ('' when none, or not a string). */
+function storePrefix(store: CompactionStore): string {
+  return typeof store.prefix === 'string' ? store.prefix : '';
 }
 
 export function modelKey(model: Pick<Model, 'provider' | 'modelId'>): string {
   return `${model.provider}:${model.modelId}`;
 }
 
-/** The model's window: the configured one, or the one its provider stated if smaller. */
+/**
+ * The model's window: the configured one, or the one its provider stated if smaller. Says once
+ * what a step will not do (docs/design.md, "Options", "The ceiling"): a `contextWindow` function
+ * whose result is not a positive number (the step has no window), a buffer of the whole window or
+ * more (the default stands), no window at all (only an overflow compacts).
+ */
 export function windowFor(engine: Engine, model: Model): number | undefined {
-  const { contextWindow } = engine.settings;
-  const configured = typeof contextWindow === 'function' ? contextWindow(model) : contextWindow;
-  const learned = engine.learnedWindows.get(modelKey(model));
-  if (configured === undefined || !(configured > 0)) return learned;
-  return learned === undefined ? configured : Math.min(configured, learned);
+  const { contextWindow, buffer } = engine.settings;
+  const key = modelKey(model);
+  let configured = typeof contextWindow === 'function' ? (contextWindow(model) as unknown) : contextWindow;
+  if (configured !== undefined && !(typeof configured === 'number' && Number.isFinite(configured) && configured > 0)) {
+    warnOnce(
+      engine,
+      `contextWindow:${key}`,
+      `ai-compaction: option contextWindow returned ${describe(configured)} for ${key}, expected a positive number of tokens or undefined; its steps are treated as having no window`,
+    );
+    configured = undefined;
+  }
+  const learned = engine.learnedWindows.get(key);
+  const window = configured === undefined ? learned : learned === undefined ? (configured as number) : Math.min(configured as number, learned);
+  if (window === undefined) {
+    warnOnce(
+      engine,
+      'no-window',
+      `ai-compaction: no contextWindow for ${key}: it compacts only when the provider rejects a prompt as too long (then it learns the window the rejection states)`,
+    );
+  } else if (bufferFillsWindow(window, buffer)) {
+    const shown = buffer === undefined ? '' : 'share' in buffer ? `"${buffer.share}%"` : `${buffer.tokens} tokens`;
+    warnOnce(
+      engine,
+      `buffer:${window}`,
+      `ai-compaction: option buffer ${shown} keeps the whole ${window}-token window of ${key} free or more; the default, ${defaultBuffer(window)} tokens, is kept free instead`,
+    );
+  }
+  return window;
 }
 
 export function warnOnce(engine: Engine, key: string, message: string): void {

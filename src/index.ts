@@ -25,7 +25,7 @@ export { contextOverflowLimit, isContextOverflowError } from './overflow/recogni
 export { memoryStore } from './store/memory';
 /** Where checkpoints and counts live: implement it to back them with anything. */
 export type { CompactionStore } from './store/types';
-/** The value `state()` returns. */
-export type { CompactionState } from './state';
+/** The value `state()` returns, and what it returns sealed with the `secret` option. */
+export type { CompactionState, SealedCompactionState } from './state';
 /** The logger the middleware writes to. */
 export type { CompactionLogger } from './options';

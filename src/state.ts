@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { describe } from './errors';
 import { canonical } from './prompt/canonical';
 import { FORMAT_VERSION, type ModelSizing, type StoredCheckpoint, type Thread, checkpointSchema, sizingSchema, threadSchema } from './store/format';
+import { MAX_SEALED_LENGTH, STATE_KEY, type Sealer } from './store/seal';
 
 /** The JSON value `state()` returns and `compaction({ state })` continues from. */
 export interface CompactionState {
@@ -13,9 +14,27 @@ export interface CompactionState {
   checkpoints: Record<string, unknown>;
   /** Per model (`provider:modelId`), the recent counts its characters a token are learned from; absent when none. */
   sizing?: Record<string, unknown>;
-  /** SHA-256 of the canonical form of the rest: a state changed by hand is refused. */
+  /** SHA-256 of the canonical form of the rest: a state changed by mistake is refused (anyone can recompute it: the `secret` option seals a state against forgery). */
   checksum: string;
 }
+
+/**
+ * A state `state()` made with the `secret` option: the JSON of the state sealed like a stored value
+ * (AES-GCM, its own HKDF key), so that nobody without the secret reads its summaries or forges one.
+ */
+export interface SealedCompactionState {
+  format: 'ai-compaction/state';
+  version: number;
+  /** `acs1.` and the base64 of the nonce and the ciphertext (docs/stores.md, "Sealed values"). */
+  sealed: string;
+}
+
+/**
+ * The most a state may hold, checked before anything of it is read further or written to the
+ * store: an instance's `state()` holds its 8 most recent threads and checkpoints and what it
+ * learned of each model, far less.
+ */
+export const STATE_LIMITS = { entries: 1_000, characters: 16 * 2 ** 20 } as const;
 
 const digestKey = z.string().regex(/^[0-9a-f]{64}$/);
 
@@ -57,18 +76,66 @@ export function buildState(
   return structuredClone({ ...body, checksum: checksumOf(body) });
 }
 
+/** Seals a state with the secret (`state()` of an instance with the `secret` option). */
+export async function sealState(state: CompactionState, sealer: Sealer): Promise<SealedCompactionState> {
+  return { format: FORMAT, version: FORMAT_VERSION, sealed: await sealer.seal(STATE_KEY, JSON.stringify(state)) };
+}
+
 /**
- * Validates a state from `state()`. A malformed state, one of another version, or one changed
- * after it was made is refused with a `TypeError` saying why; nothing of it is applied.
+ * Reads the `state` option. Without a secret, a state from `state()` (validated at once, or a
+ * `TypeError`). With one (`sealer`), only a sealed state is accepted: it is opened and validated
+ * when the first step awaits it, and one that does not open is refused like a malformed one.
+ */
+export function readState(value: unknown, sealer: Sealer | undefined): ParsedState | Promise<ParsedState> {
+  const sealed = typeof value === 'object' && value !== null && Object.prototype.hasOwnProperty.call(value, 'sealed');
+  if (!sealed) {
+    if (sealer !== undefined) refuse('it is not sealed: with the secret option, only a state that state() sealed with the secret is accepted');
+    return parseState(value);
+  }
+  const { format, version, sealed: text, ...rest } = value as Record<string, unknown>;
+  if (format !== FORMAT) refuse(`it is not a state of ai-compaction (${notOurFormat(value as object)})`);
+  if (version !== FORMAT_VERSION) refuse(`it is of version ${describe(version)}, this version reads ${FORMAT_VERSION}`);
+  if (Object.keys(rest).length > 0) refuse(`the state has ${Object.keys(rest).length === 1 ? 'an unknown field' : 'unknown fields'} ${Object.keys(rest).map((key) => JSON.stringify(key)).join(', ')}`);
+  if (typeof text !== 'string') refuse(`sealed is ${valueText(text)}, expected the text state() sealed`);
+  if (text.length > MAX_SEALED_LENGTH) refuse(`it takes ${text.length} characters, more than the ${MAX_SEALED_LENGTH} a sealed state may take`);
+  if (sealer === undefined) refuse('it is sealed: give compaction() the secret it was sealed with');
+  return sealer.open(STATE_KEY, text).then((opened) => {
+    if (opened === undefined) refuse('it does not open with the secret (sealed with another secret, or changed after state() sealed it)');
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(opened!);
+    } catch {
+      refuse('what it seals is not JSON');
+    }
+    return parseState(parsed);
+  });
+}
+
+function refuse(why: string): never {
+  throw new TypeError(`ai-compaction: option state is refused: ${why}`);
+}
+
+/** Refuses a state past `STATE_LIMITS`: the entries are counted first, then the characters of its JSON. */
+function checkLimits(value: object): void {
+  const { threads, checkpoints, sizing } = value as Record<string, unknown>;
+  const entries = [threads, checkpoints, sizing].reduce<number>((sum, map) => sum + (typeof map === 'object' && map !== null ? Object.keys(map).length : 0), 0);
+  if (entries > STATE_LIMITS.entries) refuse(`it holds ${entries} entries (threads, checkpoints and models), more than the ${STATE_LIMITS.entries} a state may hold`);
+  const characters = JSON.stringify(value).length;
+  if (characters > STATE_LIMITS.characters) refuse(`it takes ${characters} characters as JSON, more than the ${STATE_LIMITS.characters} a state may take`);
+}
+
+/**
+ * Validates a state from `state()`. A malformed state, one of another version, one past the
+ * limits, or one changed after it was made is refused with a `TypeError` saying why; nothing of it
+ * is applied.
  */
 export function parseState(value: unknown): ParsedState {
-  const fail = (why: string): never => {
-    throw new TypeError(`ai-compaction: option state is refused: ${why}`);
-  };
+  const fail = refuse;
   if (typeof value !== 'object' || value === null) fail(`expected the object state() returns, got ${value === null ? 'null' : typeof value}`);
   const { format, version } = value as { format?: unknown; version?: unknown };
   if (format !== FORMAT) fail(`it is not a state of ai-compaction (${notOurFormat(value as object)})`);
   if (version !== FORMAT_VERSION) fail(`it is of version ${describe(version)}, this version reads ${FORMAT_VERSION}`);
+  checkLimits(value as object);
   const parsed = stateSchema.safeParse(value);
   if (!parsed.success) {
     const [issue, ...more] = parsed.error.issues;

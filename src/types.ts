@@ -1,5 +1,5 @@
 import type { LanguageModel, LanguageModelMiddleware } from 'ai';
-import type { CompactionState } from './state';
+import type { CompactionState, SealedCompactionState } from './state';
 import type { CompactionStore } from './store/types';
 
 /** Where the middleware reports: `console`, pino and winston all fit. */
@@ -126,8 +126,8 @@ export interface CompactionOptions {
   logger?: CompactionLogger;
   /** Where checkpoints and provider counts live. @default an in-memory store bounded in bytes */
   store?: CompactionStore;
-  /** A value from `state()` of another instance, to continue from. */
-  state?: CompactionState;
+  /** A value from `state()` of another instance, to continue from (sealed when made with `secret`: then this instance needs the secret). */
+  state?: CompactionState | SealedCompactionState;
   /** Called after each compaction with the record `last()` returns: once per compaction, so sum its `usage` here for what compaction costs. */
   onCompaction?: (record: CompactionRecord) => void;
   /**
@@ -205,8 +205,8 @@ export interface CompactionCallOptions {
   compact?: boolean;
 }
 
-/** The middleware, with the host's controls. */
-export type CompactionMiddleware = LanguageModelMiddleware & {
+/** The middleware, with the host's controls (`State`: what `state()` returns; with `secret`, a promise of the sealed state). */
+export type CompactionMiddleware<State = CompactionState | Promise<SealedCompactionState>> = LanguageModelMiddleware & {
   /** Makes the next step compact, whatever its size. */
   compactNext(): void;
   /** The last compaction, or `undefined` before the first. */
@@ -217,6 +217,9 @@ export type CompactionMiddleware = LanguageModelMiddleware & {
    * each once, with the tokens its provider reported. What the provider billed for summaries.
    */
   usage(): CompactionTotals;
-  /** A JSON value holding the recent checkpoints and counts; `compaction({ state })` continues from it. */
-  state(): CompactionState;
+  /**
+   * A JSON value holding the recent checkpoints and counts; `compaction({ state })` continues from
+   * it. With `secret`, a promise of the state sealed with it.
+   */
+  state(): State;
 };

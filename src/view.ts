@@ -6,7 +6,7 @@ import { splitPrompt } from './prompt/conversation';
 import { boundaryEnd, nativeBoundary } from './prompt/native-items';
 import { PrefixDigests, sha256Hex } from './prompt/hash';
 import type { CallOptions, Message, SystemMessage } from './prompt/types';
-import { type Estimator, type Measure, estimateMessages, measurePrompt, toTokens } from './sizing/estimate';
+import { type Estimator, type Measure, estimateMessages, estimatePrompt, measurePrompt, toTokens, windowEstimator } from './sizing/estimate';
 import type { Keeper, StoreBudget } from './store/keeper';
 import { type Count, type PaceRecord, type StoredCheckpoint, type Thread, mergeThreads, readableBy } from './store/format';
 import type { CompactionRecord } from './types';
@@ -50,6 +50,17 @@ export interface StepView {
 
 export function totalSize(view: StepView): number {
   return view.size.counted + view.size.estimated;
+}
+
+/**
+ * The size a step is held against the window with (docs/design.md, "The size of a prompt"): its
+ * size, or, while its model has no count and nothing of it was counted, its estimate with text as
+ * dense as code, so that no prompt of code goes out on its own past the window.
+ */
+export function windowSize(view: StepView): number {
+  const guard = windowEstimator(view.estimator);
+  if (guard === view.estimator || view.size.counted > 0) return totalSize(view);
+  return Math.max(totalSize(view), estimatePrompt(outgoingPrompt(view), view.params.tools, guard));
 }
 
 export function outgoingPrompt(view: StepView): Message[] {

@@ -32,8 +32,9 @@ interface Seen {
 
 /**
  * The exact identifiers of `covered` (docs/design.md, "Identifiers"): file paths (tool inputs named
- * like `path`, path-like tokens in messages and tool outputs), URLs, commands run, and the first
- * line of each tool error or error line of an output, cut at 200 characters. Each once, most recent
+ * like `path`, path-like tokens in messages and tool outputs), URLs, commands run (and each path
+ * and URL inside a command, on its own), and the first line of each tool error or error line of an
+ * output, cut at 200 characters. Each once, most recent
  * first, followed by the previous checkpoint's list; within `budget` tokens, the most often and
  * then most recently seen stay.
  */
@@ -98,7 +99,12 @@ function partIdentifiers(part: Part, out: string[]): void {
 function inputIdentifiers(input: unknown, out: string[], key?: string): void {
   if (typeof input === 'string') {
     if (key !== undefined && PATH_KEY.test(key) && input.trim() !== '' && !input.includes('\n')) out.push(input.trim());
-    else if (key !== undefined && COMMAND_KEY.test(key) && input.trim() !== '') out.push(cutLine(input.trim()));
+    else if (key !== undefined && COMMAND_KEY.test(key) && input.trim() !== '') {
+      // The command cut at 200 characters, and each path and URL in all of it, one identifier each:
+      // a path past the cut is not lost with the rest of the line.
+      out.push(cutLine(input.trim()));
+      textIdentifiers(input, out, false);
+    }
     else textIdentifiers(input, out, false);
     return;
   }

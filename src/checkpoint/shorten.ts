@@ -21,59 +21,75 @@ const OMITTED = LEVELS.length;
 
 /** A transcript of exchanges, each at its own level. */
 export function renderTranscript(parts: readonly Message[][], levels: readonly number[]): string {
+  return joinTranscript(levels, (index, level) => serialize(parts[index]!, LEVELS[level]!));
+}
+
+/** The transcript of exchanges at `levels`, each shown by `textAt(index, level)`, behind a note of those omitted. */
+function joinTranscript(levels: readonly number[], textAt: (index: number, level: number) => string): string {
   const omitted = levels.filter((level) => level >= OMITTED).length;
-  const shown = parts
-    .map((exchange, index) => (levels[index]! >= OMITTED ? '' : serialize(exchange, LEVELS[levels[index]!]!)))
-    .filter((text) => text !== '');
-  const note = omitted === 0 ? [] : [`[${omitted} older exchange${omitted === 1 ? '' : 's'} omitted]`];
-  return [...note, ...shown].join('\n\n');
+  const shown = levels.flatMap((level, index) => {
+    const text = level >= OMITTED ? '' : textAt(index, level);
+    return text === '' ? [] : [text];
+  });
+  return [...(omitted === 0 ? [] : [omittedNote(omitted)]), ...shown].join('\n\n');
+}
+
+/** The note that stands for the omitted exchanges. */
+function omittedNote(omitted: number): string {
+  return `[${omitted} older exchange${omitted === 1 ? '' : 's'} omitted]`;
+}
+
+/**
+ * The levels of `count` exchanges that make a transcript fit: oldest exchange first, each taken
+ * one level before any goes further, the newest never omitted; `undefined` when even that does not
+ * fit. `lengthAt(index, level)` is the length of an exchange's text at a level below omitted ('' is
+ * 0); `fits` is told the transcript's length at each try. The length is kept as running totals, so
+ * a try costs the same whatever the number of exchanges, and `lengthAt` is asked at most once per
+ * exchange and level: the ladder is linear in the conversation's length.
+ */
+export function climbLadder(count: number, lengthAt: (index: number, level: number) => number, fits: (length: number) => boolean): number[] | undefined {
+  const levels = new Array<number>(count).fill(0);
+  const lengths = levels.map((_, index) => lengthAt(index, 0));
+  let shownLength = 0;
+  let shown = 0;
+  for (const length of lengths) {
+    shownLength += length;
+    if (length > 0) shown++;
+  }
+  let omitted = 0;
+  const total = (): number => {
+    const pieces = shown + (omitted > 0 ? 1 : 0);
+    return shownLength + (omitted > 0 ? omittedNote(omitted).length : 0) + Math.max(0, pieces - 1) * 2;
+  };
+  let done = fits(total());
+  for (let level = 1; !done && level <= OMITTED; level++) {
+    for (let index = 0; index < count && !done; index++) {
+      if (level === OMITTED && index === count - 1) break;
+      const before = lengths[index]!;
+      const after = level >= OMITTED ? 0 : lengthAt(index, level);
+      shownLength += after - before;
+      shown += (after > 0 ? 1 : 0) - (before > 0 ? 1 : 0);
+      if (level >= OMITTED) omitted++;
+      lengths[index] = after;
+      levels[index] = level;
+      done = fits(total());
+    }
+  }
+  return done ? levels : undefined;
 }
 
 /**
  * Shortens a transcript of `messages` until it takes at most `budget` tokens (at `charsPerToken`,
  * the model's learned ratio, 4 until it has counts): oldest exchange first, each exchange taken one
- * level before any exchange goes further. The newest exchange is never omitted. `undefined` when
- * even that cannot fit. Each exchange is serialized once per level; a try only adds up lengths.
+ * level before any exchange goes further (`climbLadder`). The newest exchange is never omitted.
+ * `undefined` when even that cannot fit. Each exchange is serialized at most once per level.
  */
 export function shortenTranscript(messages: readonly Message[], budget: number, charsPerToken = CHARS_PER_TOKEN): string | undefined {
   const parts = exchanges(messages);
-  const levels = parts.map(() => 0);
-  const texts = parts.map(() => new Map<number, string>());
-  const textAt = (index: number, level: number): string => {
-    let text = texts[index]!.get(level);
-    if (text === undefined) {
-      text = level >= OMITTED ? '' : serialize(parts[index]!, LEVELS[level]!);
-      texts[index]!.set(level, text);
-    }
-    return text;
-  };
-  const lengthNow = (): number => {
-    let length = 0;
-    let pieces = 0;
-    let omitted = 0;
-    levels.forEach((level, index) => {
-      if (level >= OMITTED) return void omitted++;
-      const text = textAt(index, level);
-      if (text === '') return;
-      length += text.length;
-      pieces++;
-    });
-    if (omitted > 0) {
-      length += `[${omitted} older exchange${omitted === 1 ? '' : 's'} omitted]`.length;
-      pieces++;
-    }
-    return length + Math.max(0, pieces - 1) * 2;
-  };
-  const fits = () => Math.round(lengthNow() / charsPerToken) <= budget;
-  let done = fits();
-  for (let level = 1; !done && level <= OMITTED; level++) {
-    for (let index = 0; index < parts.length && !done; index++) {
-      if (level === OMITTED && index === parts.length - 1) break;
-      levels[index] = level;
-      done = fits();
-    }
-  }
-  return done ? renderTranscript(parts, levels) : undefined;
+  const texts = parts.map(() => [] as string[]);
+  const textAt = (index: number, level: number): string => (texts[index]![level] ??= serialize(parts[index]!, LEVELS[level]!));
+  const levels = climbLadder(parts.length, (index, level) => textAt(index, level).length, (length) => Math.round(length / charsPerToken) <= budget);
+  return levels && joinTranscript(levels, textAt);
 }
 
 /** The one text message a shortened summary request carries in place of the conversation. */

@@ -4,7 +4,7 @@ import type { Model } from '../prompt/types';
 import { ceiling } from '../sizing/ceiling';
 import { estimateMessages } from '../sizing/estimate';
 import { type StoredCheckpoint, readableBy } from '../store/format';
-import { type StepView, coveredUpTo, totalSize, withCheckpoint } from '../view';
+import { type StepView, coveredUpTo, totalSize, windowSize, withCheckpoint } from '../view';
 import { planClearing } from './clear';
 import { held } from './holds';
 import { conversationSummaries } from './measured';
@@ -62,6 +62,7 @@ export async function gatherFacts(engine: Engine, view: StepView, model: Model, 
     size,
     counted: view.size.counted,
     estimated: view.size.estimated,
+    denseReach: window !== undefined && windowSize(view) >= window - (view.params.maxOutputTokens ?? 0),
     held: false,
     olderToCover: end > from,
     wholeToCover: view.conversation.length > from,
@@ -93,7 +94,7 @@ export async function gatherFacts(engine: Engine, view: StepView, model: Model, 
     found.catchUp = catchUp;
     facts.catchUp = await readyFacts(engine, view, catchUp, limit);
   }
-  if (Math.min(size, facts.catchUp?.size ?? size) >= limit) {
+  if (Math.min(size, facts.catchUp?.size ?? size) >= limit || (facts.catchUp === undefined && facts.denseReach)) {
     facts.held = facts.catchUp === undefined && (await held(view, limit, window));
     const prepared = await findPrepared(engine, view, model, plan, limit);
     let placed = prepared?.ready ?? prepared?.tooLarge;

@@ -1,13 +1,14 @@
 import { type Engine, ownState } from '../engine';
 import { type CompactionError, failureDetail } from '../errors';
 import { liveStart } from '../prompt/conversation';
-import { estimatePrompt } from '../sizing/estimate';
+import { estimatePrompt, windowEstimator } from '../sizing/estimate';
 import type { Hold } from '../store/format';
 import { type StepView, coveredUpTo, outgoingPrompt, totalSize } from '../view';
 
 /** Whether a step's prompt, as it would go out now, fits the window by estimate (docs/design.md, "Failure"). */
 export function fitsWindow(view: StepView, window: number): boolean {
-  return estimatePrompt(outgoingPrompt(view), view.params.tools, view.estimator) <= window;
+  // Before the model has a count, its text as dense as code (docs/design.md, "The size of a prompt").
+  return estimatePrompt(outgoingPrompt(view), view.params.tools, windowEstimator(view.estimator)) <= window;
 }
 
 /** The growth that ends a hold: a tenth of the ceiling, doubled for each failure in a row after the first (docs/design.md, "No progress"). */

@@ -47,6 +47,11 @@ export interface StepFacts {
   size: number;
   counted: number;
   estimated: number;
+  /**
+   * Before its model has a count, the prompt measured as dense as code reaches the window less the
+   * reply (`maxOutputTokens`): it is due like a prompt at the ceiling (docs/design.md, "The size of a prompt").
+   */
+  denseReach: boolean;
   /** A hold stands on this conversation (no progress, nothing older, a failure: docs/design.md, "No progress"). */
   held: boolean;
   /** There is something older than the live part to cover (not covered yet by the checkpoint). */
@@ -126,7 +131,7 @@ export function stepAction(facts: StepFacts): StepAction {
   // A catch-up ready is sent by the first step after it is ready, under the ceiling too, when it lowers the prompt.
   const catchUp = facts.catchUp !== undefined && facts.catchUp.size < size ? facts.catchUp : undefined;
   const current = catchUp?.size ?? size;
-  if (current < ceiling) return catchUp === undefined ? { kind: 'send', rule: 'under-ceiling' } : { kind: 'send-prepared', rule: 'catch-up', which: 'catch-up' };
+  if (current < ceiling && !(catchUp === undefined && facts.denseReach)) return catchUp === undefined ? { kind: 'send', rule: 'under-ceiling' } : { kind: 'send-prepared', rule: 'catch-up', which: 'catch-up' };
   if (facts.held && catchUp === undefined) return { kind: 'send', rule: 'held' };
   // At the ceiling: the longest prepared checkpoint ready, sent at once when the prompt with it fits.
   const ready = facts.ready;

@@ -3,11 +3,28 @@
  *
  * Pure and dependency-free (Web-standard JS only): runs on Node, the Edge runtime and browsers.
  * It never imports from `ai`; errors are read by shape, so checks survive two installed copies of
- * the AI SDK and both provider majors. The patterns are those of the provider errors kept in
+ * the AI SDK and both provider majors. The patterns (`patterns.ts`) are those of the provider errors kept in
  * `fixtures/overflow/` (each error's status and body as the provider sends it, with whether it is
  * an overflow, the limit and prompt size it states; test/core/overflow/recognize.test.ts reads every
  * one), and the rule is docs/design.md, "Overflow recovery".
  */
+
+import {
+  CODE_PATHS,
+  CONTEXT_CODES,
+  CONTEXT_PATTERNS,
+  LIMIT_PATTERNS,
+  LONG_CONTEXT_TIER_PATTERN,
+  NON_OVERFLOW_CODES,
+  NON_OVERFLOW_PATTERNS,
+  NO_BODY_PATTERN,
+  OPENROUTER_INPUT_PART,
+  OPENROUTER_REQUESTED,
+  OVERFLOW_STATUSES,
+  PROMPT_TOKENS_PATTERNS,
+  REQUEST_SIZE_CODES,
+  REQUEST_SIZE_PATTERNS,
+} from './patterns';
 
 /** `'context'`: the prompt exceeds the model's window; `'request-size'`: the HTTP request is too big (413). */
 export type ContextOverflowKind = 'context' | 'request-size';
@@ -45,130 +62,6 @@ const MAX_STRINGS = 200;
 /** Error texts are short; a huge body is cut so no pattern scans megabytes. */
 const MAX_TEXT_LENGTH = 16_000;
 
-const OVERFLOW_STATUSES = new Set([200, 400, 413, 422]);
-
-const CONTEXT_CODES = new Set(['context_length_exceeded', 'model_context_window_exceeded']);
-const REQUEST_SIZE_CODES = new Set(['request_too_large']);
-const NON_OVERFLOW_CODES = new Set(['rate_limit_exceeded', 'rate_limit_error', 'throttlingexception']);
-
-/** Where providers put their error code, relative to the body or raw error object. */
-const CODE_PATHS: readonly (readonly string[])[] = [
-  ['code'],
-  ['type'],
-  ['error', 'code'],
-  ['error', 'type'],
-  ['error', 'status'],
-  ['response', 'error', 'code'],
-  ['exception', 'type'],
-];
-
-/** Checked first: throughput limits and server trouble are never overflow. */
-const NON_OVERFLOW_PATTERNS: readonly RegExp[] = [
-  /^(?:throttling error|service unavailable):/i,
-  /rate limit/i,
-  /too many requests/i,
-  /tokens per minute/i,
-  /max[_ ]tokens must be less than/i, // Cohere
-  // Bedrock's ThrottlingException reaches a stream as a bare `{ message }` ("Too many tokens,
-  // please wait before trying again.") that the generic /too many tokens/ would otherwise match.
-  /please wait before trying again/i,
-];
-
-/** Mistral and Cerebras may answer 400/413 with no body. */
-const NO_BODY_PATTERN = /^4(?:00|13)\s*(?:status code)?\s*\(no body\)/i;
-
-const CONTEXT_PATTERNS: readonly RegExp[] = [
-  /prompt is too long/i, // Anthropic
-  /input length and `?max_tokens`? exceed context limit/i, // Anthropic
-  /input is too long for requested model/i, // Bedrock
-  /number of input tokens exceeds maximum length/i, // Bedrock Nova
-  /exceeds the context window/i, // OpenAI Responses
-  /maximum context length is \d+ tokens/i, // OpenAI, OpenRouter, DeepSeek, vLLM
-  /exceeds (?:the )?(?:model'?s )?maximum context length(?: of [\d,]+ tokens?|\s*\([\d,]+\))/i, // OpenAI-compatible, LiteLLM
-  /input tokens exceed the configured limit of \d+ tokens/i, // Azure
-  /input token count.*exceeds the maximum/i, // Google
-  /tokens in request more than max tokens allowed/i, // Z.AI
-  /model_context_window_exceeded/i, // Z.AI
-  /prompt (?:too long|超长)/i, // Z.AI
-  /prompt exceeds max length/i, // Z.AI (code 1261)
-  /maximum prompt length is \d+/i, // xAI
-  /reduce the length of the messages/i, // Groq
-  /exceeds (?:the )?maximum allowed input length of [\d,]+ tokens?/i, // OpenRouter, Poolside
-  /input(?: \(\d+ tokens\))? is longer than the model'?s context length/i, // Together, Novita
-  /exceeds the limit of \d+/i, // GitHub Copilot
-  /exceeds the available context size/i, // llama.cpp
-  /greater than the context length/i, // LM Studio
-  /context window exceeds limit/i, // MiniMax
-  /exceeded model token limit/i, // Kimi, Moonshot
-  /context length is only \d+ tokens/i, // vLLM
-  /input length.*exceeds.*context length/i, // vLLM
-  /prompt too long; exceeded (?:max )?context length/i, // Ollama
-  /too large for model with \d+ maximum context length/i, // Mistral
-  /range of input length should be/i, // DashScope
-  /exceeded this model context window limit/i, // Cloudflare
-  /requested input length \d+ exceeds maximum input length/i, // DeepInfra
-  /`inputs` tokens \+ `max_new_tokens` must be <= \d+/i, // Hugging Face TGI
-  /context[_ ]length[_ ]exceeded/i,
-  /too many tokens/i,
-  /token limit exceeded/i,
-];
-
-const REQUEST_SIZE_PATTERNS: readonly RegExp[] = [
-  /request_too_large/i,
-  /request entity too large/i,
-  /payload too large/i,
-];
-
-const NUMBER = String.raw`(\d[\d,]*)`;
-
-/** Phrases that state the model's limit; the first capture is the number. */
-const LIMIT_PATTERNS: readonly RegExp[] = [
-  new RegExp(String.raw`maximum context length is ${NUMBER} tokens`, 'i'),
-  new RegExp(String.raw`exceed context limit: [\d,]+ \+ [\d,]+ > ${NUMBER}`, 'i'),
-  new RegExp(String.raw`> ${NUMBER} max(?:imum)?\b`, 'i'),
-  new RegExp(String.raw`maximum number of tokens allowed \(${NUMBER}\)`, 'i'),
-  new RegExp(String.raw`maximum prompt length is ${NUMBER}`, 'i'),
-  new RegExp(String.raw`with ${NUMBER} maximum context length`, 'i'),
-  new RegExp(String.raw`configured limit of ${NUMBER} tokens`, 'i'),
-  new RegExp(String.raw`context length is only ${NUMBER} tokens`, 'i'),
-  new RegExp(String.raw`maximum context length of ${NUMBER} tokens?`, 'i'),
-  new RegExp(String.raw`maximum context length \(${NUMBER}\)`, 'i'),
-  new RegExp(String.raw`context length \(${NUMBER} tokens\)`, 'i'),
-  new RegExp(String.raw`maximum allowed input length of ${NUMBER} tokens?`, 'i'),
-  new RegExp(String.raw`exceeds maximum input length ${NUMBER}`, 'i'),
-  new RegExp(String.raw`exceeds the limit of ${NUMBER}`, 'i'),
-  new RegExp(String.raw`must be <= ${NUMBER}`, 'i'),
-  new RegExp(String.raw`context window limit \(${NUMBER}\)`, 'i'),
-  new RegExp(String.raw`context window of ${NUMBER}`, 'i'),
-  new RegExp(String.raw`available context size \(${NUMBER} tokens\)`, 'i'),
-  new RegExp(String.raw`exceeded model token limit:? ${NUMBER}`, 'i'),
-  new RegExp(String.raw`range of input length should be \[\d+, ?${NUMBER}\]`, 'i'),
-  new RegExp(String.raw`context[_ ]length[_ ]exceeded\b[^.\d]{0,40}?\b(?:limit|max(?:imum)?)(?: is| of)?:? \(?${NUMBER}`, 'i'),
-];
-
-/** Phrases that state the rejected prompt's size; the first capture is the number. */
-const PROMPT_TOKENS_PATTERNS: readonly RegExp[] = [
-  new RegExp(String.raw`messages resulted in ${NUMBER} tokens`, 'i'),
-  new RegExp(String.raw`\(${NUMBER} in the messages`, 'i'),
-  new RegExp(String.raw`prompt is too long: ${NUMBER} tokens`, 'i'),
-  new RegExp(String.raw`exceed context limit: ${NUMBER} \+`, 'i'),
-  new RegExp(String.raw`input token count \(${NUMBER}\)`, 'i'),
-  new RegExp(String.raw`request contains ${NUMBER} tokens`, 'i'),
-  new RegExp(String.raw`prompt contains ${NUMBER} tokens`, 'i'),
-  new RegExp(String.raw`prompt has ${NUMBER} tokens`, 'i'),
-  new RegExp(String.raw`you passed ${NUMBER} input tokens`, 'i'),
-  new RegExp(String.raw`request has ${NUMBER} input tokens`, 'i'),
-  new RegExp(String.raw`input \(${NUMBER} tokens\)`, 'i'),
-  new RegExp(String.raw`prompt token count of ${NUMBER}`, 'i'),
-  new RegExp(String.raw`requested input length ${NUMBER}`, 'i'),
-  new RegExp(String.raw`input length \(?${NUMBER}\)? exceeds`, 'i'),
-  new RegExp(String.raw`request \(${NUMBER} tokens\) exceeds`, 'i'),
-  new RegExp(String.raw`given: ${NUMBER} \`inputs\` tokens`, 'i'),
-];
-
-/** OpenRouter: "you requested about 250000 tokens (230000 of text input, 20000 in the output)". */
-const OPENROUTER_REQUESTED = /you requested about [\d,]+ tokens \(([^)]*)\)/i;
-const OPENROUTER_INPUT_PART = /(\d[\d,]*) of \w+ input/gi;
 
 /**
  * Whether `error` is a provider's rejection of a prompt that does not fit the model: a context
@@ -256,6 +149,7 @@ function wrapped(node: Record<string, unknown>): unknown[] {
 function judge(node: unknown): Verdict {
   if (isAbort(node)) return { decision: 'excluded' };
   const evidence = gather(node);
+  if (isLongContextTier(evidence)) return overflow('context', evidence);
   if (isExcluded(evidence)) return { decision: 'excluded' };
 
   if (evidence.codes.some(code => CONTEXT_CODES.has(code))) return overflow('context', evidence);
@@ -270,6 +164,15 @@ function judge(node: unknown): Verdict {
     return overflow('request-size', evidence);
   }
   return { decision: 'unknown' };
+}
+
+/**
+ * Anthropic's 429 for a prompt past 200k without the long-context tier (`LONG_CONTEXT_TIER_PATTERN`,
+ * or the status with error type `request_too_large`): an overflow, unless it also reads as a rate limit.
+ */
+function isLongContextTier({ status, codes, texts }: Evidence): boolean {
+  const stated = texts.some((text) => LONG_CONTEXT_TIER_PATTERN.test(text)) || (status === 429 && codes.some((code) => REQUEST_SIZE_CODES.has(code)));
+  return stated && !codes.some((code) => NON_OVERFLOW_CODES.has(code)) && !texts.some((text) => NON_OVERFLOW_PATTERNS.some((pattern) => pattern.test(text.trim())));
 }
 
 /** The status of a bodiless 400/413: an empty `responseBody`, or a message like "400 status code (no body)". */

@@ -9,9 +9,14 @@ export function defaultBuffer(window: number): number {
 
 /** Tokens kept free for a window: the buffer, or the default when unset or the whole window or more. */
 export function bufferTokens(window: number, buffer: BufferSetting | undefined): number {
-  if (buffer === undefined) return defaultBuffer(window);
-  const tokens = 'share' in buffer ? Math.round((window * buffer.share) / 100) : buffer.tokens;
-  return tokens >= window ? defaultBuffer(window) : tokens;
+  if (buffer === undefined || bufferFillsWindow(window, buffer)) return defaultBuffer(window);
+  return 'share' in buffer ? Math.round((window * buffer.share) / 100) : buffer.tokens;
+}
+
+/** Whether a buffer keeps the whole window free or more (then the default stands, with a warning). */
+export function bufferFillsWindow(window: number, buffer: BufferSetting | undefined): boolean {
+  if (buffer === undefined) return false;
+  return ('share' in buffer ? Math.round((window * buffer.share) / 100) : buffer.tokens) >= window;
 }
 
 /**

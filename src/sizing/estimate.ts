@@ -14,6 +14,8 @@ export type Tokenize = (text: string) => number;
  */
 export interface Estimator {
   readonly charsPerToken: number;
+  /** `true` while the model has no count to learn from (its ratio is the default 4, not measured). */
+  readonly untaught?: boolean;
   readonly tokenizer?: { readonly tokenize: Tokenize; readonly factor: number };
 }
 
@@ -29,6 +31,31 @@ export function charsPerTokenOf(estimator: Estimator, messages: readonly Message
   const measure = measureMessages(messages, 0, messages.length, tokenizer.tokenize);
   const tokens = measure.tokenized * tokenizer.factor;
   return measure.chars === 0 || tokens === 0 ? CHARS_PER_TOKEN / tokenizer.factor : measure.chars / tokens;
+}
+
+/**
+ * Before a model has any count, where a prompt could go out over the window, its text is taken as
+ * dense as it looks (docs/design.md, "The size of a prompt"): letters and whitespace at 4
+ * characters a token, every other character (digits, punctuation, symbols, other scripts) at 2.
+ * Prose stays near 4; code and JSON, a third or more of whose characters are such, come to 3 or
+ * fewer, as providers count them (2.6 to 3), where 4 for all would let a first prompt of code out
+ * past the window.
+ */
+export const UNTAUGHT_CHARS_PER_TOKEN = { plain: 4, other: 2 } as const;
+
+const PLAIN = /[A-Za-z\s]/g;
+
+/** Tokens of a text by its look, for a model without counts (`UNTAUGHT_CHARS_PER_TOKEN`). */
+export function denseTokens(text: string): number {
+  const plain = text.match(PLAIN)?.length ?? 0;
+  return plain / UNTAUGHT_CHARS_PER_TOKEN.plain + (text.length - plain) / UNTAUGHT_CHARS_PER_TOKEN.other;
+}
+
+const UNTAUGHT_ESTIMATOR: Estimator = { charsPerToken: CHARS_PER_TOKEN, tokenizer: { tokenize: denseTokens, factor: 1 } };
+
+/** The estimator a window is guarded with: the model's own once it has counts (or a tokenizer); before, text as dense as it looks. */
+export function windowEstimator(estimator: Estimator): Estimator {
+  return estimator.untaught === true && estimator.tokenizer === undefined ? UNTAUGHT_ESTIMATOR : estimator;
 }
 
 /** 4 characters a token: the rule until a model has counts. */

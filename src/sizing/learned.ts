@@ -57,7 +57,7 @@ function totals(samples: readonly SizingSample[]): { measured: number; counted: 
 /** The estimator a model's sizing gives: its characters a token, or the tokenizer with its factor. */
 export function estimatorOf(sizing: ModelSizing | undefined, tokenize?: Tokenize): Estimator {
   const charsRatio = charsPerToken(sizing?.chars ?? []);
-  if (tokenize === undefined) return { charsPerToken: charsRatio };
+  if (tokenize === undefined) return (sizing?.chars.length ?? 0) === 0 ? { charsPerToken: charsRatio, untaught: true } : { charsPerToken: charsRatio };
   return { charsPerToken: charsRatio, tokenizer: { tokenize, factor: tokenizerFactor(sizing?.tokenizer ?? []) } };
 }
 

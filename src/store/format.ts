@@ -18,6 +18,29 @@ export const FORMAT_VERSION = 1;
 const digest = z.string().regex(/^[0-9a-f]{64}$/);
 const count = z.number().int().nonnegative();
 
+/**
+ * A provider's compaction item as the middleware keeps it (compact/native-providers.ts makes it):
+ * exactly these fields, so a stored value or a state can plant no other part in a prompt.
+ */
+const nativePart = z.union([
+  z
+    .object({
+      type: z.literal('custom'),
+      kind: z.literal('openai.compaction'),
+      providerOptions: z.object({ openai: z.object({ itemId: z.string().min(1), encryptedContent: z.string().nullable().optional() }).strict() }).strict(),
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('text'),
+      text: z.string().min(1),
+      providerOptions: z.object({ anthropic: z.object({ type: z.literal('compaction'), signature: z.string().optional() }).strict() }).strict(),
+    })
+    .strict(),
+])
+  // Read as the prompt part it is sent back as.
+  .transform((part): { type: string; [field: string]: unknown } => part);
+
 export const checkpointSchema = z
   .object({
     v: z.literal(FORMAT_VERSION),
@@ -40,10 +63,14 @@ export const checkpointSchema = z
         provider: z.enum(['openai', 'anthropic']),
         /** `provider:modelId` of the model that made it: only that model reads it. */
         model: z.string(),
-        part: z.object({ type: z.string() }).passthrough(),
+        part: nativePart,
         keep: z.array(z.number().int().nonnegative()).max(10_000),
       })
       .strict()
+      .refine((native) => (native.provider === 'openai') === (native.part.type === 'custom'), {
+        message: "must be the compaction item of its provider (an OpenAI item is a custom part, Anthropic's a text part)",
+        path: ['part'],
+      })
       .optional(),
     /**
      * Old tool outputs cleared (docs/design.md, "Clearing old tool results"): it stands for the

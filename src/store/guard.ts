@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { messageOf } from '../errors';
 import { type MemoryStore, memoryStore } from './memory';
-import { type ValueKind, type Sealer, kindOf } from './seal';
+import { type Sealer, unopenedWarnings } from './seal';
 import type { CompactionStore } from './types';
 
 /** The most one step waits for the store, over all the calls it makes (docs/stores.md, the outage rule). */
@@ -80,8 +80,8 @@ export class StoreGuard {
   private readonly probeFirstMs: number;
   private readonly probeMaxMs: number;
   private readonly writeBack: WriteBack;
-  /** Kinds of value one of which did not open: warned about once each. */
-  private readonly unopened = new Set<ValueKind>();
+  /** Warns about values that do not open, at a bounded rate. */
+  private readonly unopened: (key: string) => void;
 
   /** Since when the store is down (ms since the epoch), or undefined while it is up. */
   private downSince: number | undefined;
@@ -101,6 +101,7 @@ export class StoreGuard {
     this.warn = options.warn;
     this.info = options.info ?? (() => {});
     this.sealer = options.sealer;
+    this.unopened = unopenedWarnings(this.warn);
     this.timeoutMs = options.timeoutMs ?? STORE_TIMEOUT_MS;
     this.probeFirstMs = options.probeFirstMs ?? PROBE_FIRST_MS;
     this.probeMaxMs = options.probeMaxMs ?? PROBE_MAX_MS;
@@ -287,19 +288,11 @@ export class StoreGuard {
     );
   }
 
-  /** A value read from the store as the middleware wrote it: opened with the secret, or `undefined` (once a warning per kind) when it does not open. */
+  /** A value read from the store as the middleware wrote it: opened with the secret, or `undefined` (with a warning, at a bounded rate) when it does not open. */
   private async open(key: string, value: string): Promise<string | undefined> {
     if (this.sealer === undefined) return value;
     const opened = await this.sealer.open(key, value);
-    if (opened === undefined) {
-      const kind = kindOf(key);
-      if (!this.unopened.has(kind)) {
-        this.unopened.add(kind);
-        this.warn(
-          `ai-compaction: ignored a ${kind} under ${key} that does not open with the secret (not sealed, sealed with another secret, changed, or moved from another key); further ${kind}s that do not open are ignored without a warning`,
-        );
-      }
-    }
+    if (opened === undefined) this.unopened(key);
     return opened;
   }
 }

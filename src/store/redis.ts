@@ -203,5 +203,6 @@ export function redisStore(options: RedisStoreOptions): CompactionStore {
       await client.del(prefix + key);
     },
     ...(connected === undefined ? {} : { connected }),
+    prefix,
   };
 }

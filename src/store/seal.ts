@@ -3,9 +3,9 @@ import { bytesToBase64 } from '../prompt/canonical';
 /**
  * Sealed values (option `secret`, docs/stores.md): every value the middleware writes to a store is
  * encrypted and authenticated with AES-256-GCM through Web Crypto. The key is derived with HKDF
- * (SHA-256) from the secret, one per kind of value, and the store key the value is written under
- * is bound into it as additional data: a value moved to another key, changed by a byte, or sealed
- * with another secret does not open. The first secret seals, any of them opens, so a secret can be
+ * (SHA-256) from the secret, one per kind of value, and the whole key the value is written under
+ * (the store's `prefix` included) is bound into it as additional data: a value moved to another
+ * key or prefix, changed by a byte, or sealed with another secret does not open. The first secret seals, any of them opens, so a secret can be
  * rotated by putting the new one first.
  *
  * A sealed value reads `acs1.` followed by the base64 of the 12-byte nonce and the ciphertext.
@@ -16,10 +16,20 @@ export const SEALED_PREFIX = 'acs1.';
 export const SECRET_MIN_LENGTH = 32;
 
 /** The kinds of value kept, each sealed with its own key: what a warning about a value names. */
-export type ValueKind = 'checkpoint' | 'thread record' | 'sizing record';
+export type ValueKind = 'checkpoint' | 'thread record' | 'sizing record' | 'state';
 
-/** The kind of value a store key holds (`cp:`, `thread:`, `sizing:`). */
+/** What a sealed `state()` is bound to, in place of a store key (never a key of a store). */
+export const STATE_KEY = 'state';
+
+/**
+ * The longest value opened, in characters: a sealed value of 16 MiB of text at most (3 bytes a
+ * character at worst, base64). A longer one is not decoded at all: it does not open.
+ */
+export const MAX_SEALED_LENGTH = SEALED_PREFIX.length + Math.ceil((12 + 16 + 3 * 16 * 2 ** 20) / 3) * 4;
+
+/** The kind of value a store key holds (`cp:`, `thread:`, `sizing:`, or a sealed `state()`). */
 export function kindOf(key: string): ValueKind {
+  if (key === STATE_KEY) return 'state';
   if (key.startsWith('cp:')) return 'checkpoint';
   return key.startsWith('sizing:') ? 'sizing record' : 'thread record';
 }
@@ -39,8 +49,11 @@ const SALT = encoder.encode('ai-compaction/seal');
 
 type Bytes = Uint8Array<ArrayBuffer>;
 
-/** A sealer for `secrets` (validated by the options: at least one, each of 32 characters or more). */
-export function createSealer(secrets: readonly string[]): Sealer {
+/**
+ * A sealer for `secrets` (validated by the options: at least one, each of 32 characters or more).
+ * `prefix`: what the store puts before every key (`CompactionStore.prefix`), bound in with the key.
+ */
+export function createSealer(secrets: readonly string[], prefix = ''): Sealer {
   const keys = new Map<string, Promise<CryptoKey>>();
   const keyFor = (index: number, kind: ValueKind): Promise<CryptoKey> => {
     const id = `${index}:${kind}`;
@@ -56,7 +69,7 @@ export function createSealer(secrets: readonly string[]): Sealer {
       const nonce = crypto.getRandomValues(new Uint8Array(NONCE_BYTES));
       const key = await keyFor(0, kindOf(storeKey));
       const sealed = new Uint8Array(
-        await crypto.subtle.encrypt({ name: 'AES-GCM', iv: nonce, additionalData: encoder.encode(storeKey) }, key, encoder.encode(value)),
+        await crypto.subtle.encrypt({ name: 'AES-GCM', iv: nonce, additionalData: encoder.encode(prefix + storeKey) }, key, encoder.encode(value)),
       );
       const out = new Uint8Array(NONCE_BYTES + sealed.length);
       out.set(nonce);
@@ -64,13 +77,13 @@ export function createSealer(secrets: readonly string[]): Sealer {
       return SEALED_PREFIX + bytesToBase64(out);
     },
     async open(storeKey, sealed) {
-      if (!sealed.startsWith(SEALED_PREFIX)) return undefined;
+      if (!sealed.startsWith(SEALED_PREFIX) || sealed.length > MAX_SEALED_LENGTH) return undefined;
       const bytes = base64ToBytes(sealed.slice(SEALED_PREFIX.length));
       // A nonce and the 16-byte tag at least.
       if (bytes === undefined || bytes.length < NONCE_BYTES + 16) return undefined;
       const nonce = bytes.subarray(0, NONCE_BYTES);
       const data = bytes.subarray(NONCE_BYTES);
-      const additionalData = encoder.encode(storeKey);
+      const additionalData = encoder.encode(prefix + storeKey);
       for (let index = 0; index < secrets.length; index++) {
         try {
           const key = await keyFor(index, kindOf(storeKey));
@@ -82,6 +95,34 @@ export function createSealer(secrets: readonly string[]): Sealer {
       }
       return undefined;
     },
+  };
+}
+
+/** The most often a warning about values that do not open is given, per kind: once a minute. */
+export const UNOPENED_WARNING_INTERVAL_MS = 60_000;
+
+/**
+ * Warns about values that do not open (docs/stores.md, "Sealed values"): the first of each kind at
+ * once, then at most one warning per kind every `UNOPENED_WARNING_INTERVAL_MS`, which counts those
+ * ignored since the last one. Tampering goes on being reported for an instance's whole life,
+ * without a line per value.
+ */
+export function unopenedWarnings(warn: (message: string) => void): (key: string) => void {
+  const kinds = new Map<ValueKind, { warnedAt: number; quiet: number }>();
+  return (key) => {
+    const kind = kindOf(key);
+    const now = Date.now();
+    const seen = kinds.get(kind);
+    if (seen !== undefined && now - seen.warnedAt < UNOPENED_WARNING_INTERVAL_MS) {
+      seen.quiet++;
+      return;
+    }
+    const quiet = seen?.quiet ?? 0;
+    kinds.set(kind, { warnedAt: now, quiet: 0 });
+    const since = quiet === 0 ? '' : `; ${quiet} more ${kind}${quiet === 1 ? '' : 's'} did not open since the last warning`;
+    warn(
+      `ai-compaction: ignored a ${kind} under ${key} that does not open with the secret (not sealed, sealed with another secret, changed, or moved from another key)${since}; others in the next minute are counted in the next warning`,
+    );
   };
 }
 

@@ -22,4 +22,10 @@ export interface CompactionStore {
    * waiting for a call to time out; leave it out, or return `true`, when the state is not known.
    */
   connected?(): boolean;
+  /**
+   * Optional: what the store puts before every key (the Redis store's `prefix`). With `secret`, a
+   * sealed value is bound to its whole key, this prefix included, so a value copied to another
+   * prefix under the same secret does not open.
+   */
+  readonly prefix?: string;
 }

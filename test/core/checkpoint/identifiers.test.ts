@@ -45,6 +45,14 @@ describe('identifiers', () => {
     ]);
   });
 
+  it('should keep each path and URL of a command as an identifier of its own, those past the 200-character cut among them', () => {
+    const command = `cd /work/app && npx prettier --write ${'src/components/'.repeat(12)}button.tsx && node scripts/build.mjs && git add docs/guide.md && curl -fsS https://example.com/hook`;
+    expect(command.indexOf('scripts/build.mjs')).toBeGreaterThan(200);
+    const identifiers = collectIdentifiers([toolCall('a', 'bash', { command })], [], 2_000);
+    // Within the message the last found first: the URL, the paths from the end back, then the command as cut.
+    expect(identifiers).toEqual(['docs/guide.md', 'scripts/build.mjs', `${'src/components/'.repeat(12)}button.tsx`, 'https://example.com/hook', command.slice(0, 200)]);
+  });
+
   it('should take the first line of a tool error, cut at 200 characters', () => {
     const line = `EACCES: permission denied, open '/etc/${'x'.repeat(300)}'`;
     const [first] = collectIdentifiers([error('e', `${line}\nsecond line`)], [], 2_000);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderTranscript, shortenTranscript, transcriptMessageText } from '../../../src/checkpoint/shorten';
+import { climbLadder, renderTranscript, shortenTranscript, transcriptMessageText } from '../../../src/checkpoint/shorten';
 import { exchanges } from '../../../src/prompt/conversation';
 import type { Message } from '../../../src/prompt/types';
 
@@ -137,6 +137,40 @@ describe('shorten', () => {
   it('should render exchanges at given levels', () => {
     const parts = exchanges(conversation);
     expect(renderTranscript(parts, [5, 2, 0])).toBe(`[1 older exchange omitted]\n\n${level2(2)}\n\n${level0(3)}`);
+  });
+
+  it('should ask each exchange its length at most once a level, however many exchanges (linear, not quadratic)', () => {
+    // 40,000 exchanges of 10 characters at every level but the user's words alone (2): a budget
+    // that only the newest exchange fits makes the ladder climb every rung of every exchange.
+    const count = 40_000;
+    let asked = 0;
+    let tries = 0;
+    const levels = climbLadder(
+      count,
+      (_, level) => {
+        asked++;
+        return level === 3 || level === 4 ? 2 : 10;
+      },
+      (length) => {
+        tries++;
+        return length <= `[${count - 1} older exchanges omitted]`.length + 2 + 2;
+      },
+    );
+    expect(levels?.slice(-2)).toEqual([5, 4]);
+    expect(levels?.filter((level) => level === 5)).toHaveLength(count - 1);
+    // Levels 0 to 4 of each exchange, once each; a try per rung of each exchange, and the first.
+    expect(asked).toBe(5 * count);
+    expect(tries).toBe(1 + 5 * (count - 1) + 4);
+  });
+
+  it('should shorten a conversation of 40,000 messages to its newest exchange', () => {
+    const messages: Message[] = [];
+    for (let index = 0; index < 20_000; index++) {
+      messages.push({ role: 'user', content: [{ type: 'text', text: `question ${index}` }] });
+      messages.push({ role: 'assistant', content: [{ type: 'text', text: `answer ${index}` }] });
+    }
+    const newest = '[19999 older exchanges omitted]\n\n[User]: question 19999';
+    expect(shortenTranscript(messages, tokens(newest))).toBe(newest);
   });
 
   it('should wrap a transcript in one text message', () => {
