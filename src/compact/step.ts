@@ -95,11 +95,13 @@ async function waitFor(engine: Engine, view: StepView, model: Model, found: Foun
   const stop = new AbortController();
   try {
     const bound = Number.isFinite(until) ? [engine.clock.sleep(Math.max(0, until - engine.clock.now()), stop.signal).then((): Waited => ({ outcome: found.ownDeadline ? 'deadline' : 'failed' }))] : [];
+    // A summary of this instance's that failed at its deadline ended the wait at its deadline.
+    const failed = (): Waited => ({ outcome: found.ownDeadline && engine.clock.now() >= until ? 'deadline' : 'failed' });
     const made = firstReadable(found.pending, model).then(
-      (checkpoint): Waited => (checkpoint === undefined ? { outcome: 'failed' } : { outcome: 'made', checkpoint }),
+      (checkpoint): Waited => (checkpoint === undefined ? failed() : { outcome: 'made', checkpoint }),
       (error: unknown): Waited => {
         if (isAbort(error, view.params.abortSignal)) throw error;
-        return { outcome: 'failed' };
+        return failed();
       },
     );
     return await Promise.race([made, ...bound]);

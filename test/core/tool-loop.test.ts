@@ -166,4 +166,39 @@ describe('compaction end to end', () => {
       agent.prompts.forEach((prompt, index) => expect(estimatePrompt(prompt, agent.stepTools[index] as never)).toBeLessThan(17_000));
     });
   }
+
+  for (const mode of ['generateText', 'streamText'] as const) {
+    it(`should write one summary at a time, one request a compaction, in a ${mode} loop whose summarizer is slower than its steps`, async () => {
+      // Each summary takes 40 ms of real time; a step takes none. The middleware's clock stands
+      // still (only \`Date\`), so what it decides depends on no machine's load.
+      vi.useFakeTimers({ toFake: ['Date'] });
+      let writing = 0;
+      let most = 0;
+      const agent = readFileAgent({
+        summary: async () => {
+          most = Math.max(most, ++writing);
+          await new Promise((resolve) => setTimeout(resolve, 40));
+          writing--;
+        },
+      });
+      const background: Promise<unknown>[] = [];
+      const records: CompactionRecord[] = [];
+      const middleware = compaction({ contextWindow: WINDOW, waitUntil: (work) => void background.push(work), onCompaction: (record) => void records.push(record) });
+      const model = wrapLanguageModel({ model: agent.model as never, middleware });
+      const options = { model, tools: readFileTools, stopWhen: stepCountIs(STEPS + 5), system: 'You are a coding agent.', prompt: 'Read every file of the project.' };
+      const result = mode === 'generateText' ? await generateText(options) : streamText(options);
+      expect(await result.text).toBe('All 64 files read.');
+      await Promise.all(background);
+      // Never two summaries of the conversation in flight at once, and every request went out as a
+      // compaction: none prepared for nothing, none superseded.
+      expect(most).toBe(1);
+      expect(records.length).toBeGreaterThanOrEqual(6);
+      for (const record of records) expect(record.usage.requests).toBe(1);
+      const unsent = agent.summaries() - records.length;
+      // At most the one being prepared when the loop ended was never sent; usage() counts it too.
+      expect(unsent).toBeLessThanOrEqual(1);
+      expect(middleware.usage().requests).toBe(agent.summaries());
+      agent.prompts.forEach((prompt, index) => expect(estimatePrompt(prompt, agent.stepTools[index] as never)).toBeLessThan(17_000));
+    });
+  }
 });
