@@ -3,6 +3,7 @@ import { compactAtCeiling } from '../compact/before-step';
 import { decide } from '../compact/decide';
 import { prepareAhead, sendCatchUp } from '../compact/prepare';
 import { type Engine, modelKey, whenReady } from '../engine';
+import { withoutOwnParts } from '../prompt/own-parts';
 import type { CallOptions, Model } from '../prompt/types';
 import { type StepView, paramsFor, resolveView, totalSize } from '../view';
 import { takeCallOptions } from './call-options';
@@ -24,7 +25,7 @@ export async function transformStep(engine: Engine, params: CallOptions, model: 
   const at = Date.now();
   await whenReady(engine);
   if (isSummaryRequest(params)) return { params };
-  const { clean, call } = takeCallOptions(params);
+  const { clean, call } = takeCallOptions(withoutOwnParts(params));
   const key = modelKey(model);
   // Every store call of this step, to the count written after its reply, draws on one budget.
   const budget = engine.keeper.budget();
