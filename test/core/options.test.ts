@@ -31,6 +31,7 @@ describe('resolveOptions', () => {
         waitUntil: undefined,
         clearToolResults: false,
         secret: undefined,
+        streamPart: true,
       });
       expect(DEFAULT_KEEP).toBe(15_000);
       expect(DEFAULT_SUMMARY_OUTPUT_TOKENS).toBe(32_000);

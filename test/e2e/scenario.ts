@@ -12,6 +12,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { compaction, type CompactionMiddleware, type CompactionReason } from '../../src';
 import {
+  assistantAgent,
   createProjectTools,
   projectToolDescriptions,
   startProviderServer,
@@ -28,6 +29,8 @@ export interface AiModule {
   wrapLanguageModel: Loose;
   tool: Loose;
   stepCountIs: Loose;
+  convertToModelMessages: Loose;
+  readUIMessageStream: Loose;
 }
 
 interface ClientSettings {
@@ -257,6 +260,22 @@ export function describeClientMatrix(options: MatrixOptions): void {
 
   describe.each(APIS)(`compaction with the real %s client (${options.label})`, (api) => {
     describe.each(MODES)('%s', (mode) => {
+      it(`should show the compaction as a 'compaction' tool part and never send that part to the provider in the next turn (${mode === 'generateText' ? 'response.messages' : 'useChat messages through convertToModelMessages'})`, async () => {
+        const turn = await roundTrip({ ai, clients, major, api, mode, track });
+        const { server, middleware } = turn;
+        const record = middleware.last()!;
+        expect(record).toMatchObject({ reason: 'manual', messagesCovered: 4 });
+        expect(turn.shown).toEqual({ toolName: 'compaction', output: { trigger: 'manual', summary: record.summary, tokensBefore: record.tokensBefore, tokensAfter: record.tokensAfter } });
+        // The conversation sent back holds the call and its result...
+        expect(turn.sentBack.flatMap((message) => (Array.isArray(message.content) ? message.content : [])).filter((part) => part.toolCallId === turn.toolCallId).map((part) => part.type)).toEqual(['tool-call', 'tool-result']);
+        // ...and no request the provider received does: two steps and one summary request, all answered.
+        expect(server.requests.map((request) => [isSummary(request), request.rejected])).toEqual([[true, false], [false, false], [false, false]]);
+        expect(server.requests.filter((request) => JSON.stringify(request.body).includes('ai-compaction-'))).toEqual([]);
+        expect(turn.secondReply).toBe('The order number you gave me is **A-4471**.');
+        // The second turn found the checkpoint by the conversation's content: no second summary request.
+        expect(server.requests.filter(isSummary)).toHaveLength(1);
+      });
+
       it(
         `should run a ${steps}-step tool loop inside a 32,000-token window, compacting as it goes`,
         async () => {
@@ -350,4 +369,67 @@ export function describeClientMatrix(options: MatrixOptions): void {
       );
     });
   });
+}
+
+interface RoundTripOptions {
+  ai: AiModule;
+  clients: ClientFactories;
+  major: 6 | 7;
+  api: Api;
+  mode: Mode;
+  track(server: ProviderServer): void;
+}
+
+interface UIPart {
+  type: string;
+  toolName?: string;
+  toolCallId?: string;
+  output?: unknown;
+}
+
+const uiText = (id: string, role: 'user' | 'assistant', text: string) => ({ id, role, parts: [{ type: 'text', text }] });
+
+/**
+ * Two turns of a chat with the local chat assistant: the first compacts (`compactNext()`) and shows
+ * it as a `compaction` tool part; the host sends the whole conversation back with a new question,
+ * as `generateText`'s `response.messages` or, for `streamText`, as a `useChat` page's messages
+ * through `convertToModelMessages`.
+ */
+async function roundTrip(options: RoundTripOptions) {
+  const { ai, major } = options;
+  const server = await startProviderServer({ contextWindow: WINDOW, agent: assistantAgent() });
+  options.track(server);
+  const middleware = compaction({ contextWindow: WINDOW });
+  const model = ai.wrapLanguageModel({ model: clientModel(options.clients, server, options.api), middleware });
+  const history = [
+    uiText('u1', 'user', 'My order number is A-4471.'),
+    uiText('a1', 'assistant', 'Noted: your order number is A-4471.'),
+    uiText('u2', 'user', 'My city is Lyon.'),
+    uiText('a2', 'assistant', 'Noted: your city is Lyon.'),
+    uiText('u3', 'user', 'Thanks. One more thing to note: my color is green.'),
+  ];
+  const question = uiText('u4', 'user', 'What was the order number I gave you?');
+  middleware.compactNext();
+  let shown: { toolName: string; output: unknown } | undefined;
+  let toolCallId = '';
+  let sentBack: ResponseMessage[];
+  if (options.mode === 'generateText') {
+    const messages = await ai.convertToModelMessages(history);
+    const first = await ai.generateText({ model, messages, maxRetries: 0 });
+    const result = first.content.find((part: { type: string }) => part.type === 'tool-result');
+    shown = { toolName: result.toolName, output: result.output };
+    toolCallId = result.toolCallId;
+    const responseMessages = major === 7 ? await first.responseMessages : first.response.messages;
+    sentBack = [...messages, ...responseMessages, ...(await ai.convertToModelMessages([question]))];
+  } else {
+    const first = ai.streamText({ model, messages: await ai.convertToModelMessages(history), maxRetries: 0 });
+    let reply: { id: string; role: string; parts: UIPart[] } | undefined;
+    for await (const message of ai.readUIMessageStream({ stream: first.toUIMessageStream() })) reply = message;
+    const part = reply!.parts.find((item) => item.type === 'dynamic-tool')!;
+    shown = { toolName: part.toolName!, output: part.output };
+    toolCallId = part.toolCallId!;
+    sentBack = await ai.convertToModelMessages([...history, { ...reply!, id: 'a3' }, question]);
+  }
+  const second = await ai.generateText({ model, messages: sentBack, maxRetries: 0 });
+  return { server, middleware, shown, toolCallId, sentBack: sentBack as { role: string; content: string | (ContentPart & { toolCallId?: string })[] }[], secondReply: second.text as string };
 }
