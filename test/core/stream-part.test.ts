@@ -4,7 +4,7 @@
 // from a prompt that brings it back.
 import { APICallError, type UIMessage, convertToModelMessages, generateText, readUIMessageStream, streamText, wrapLanguageModel } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { compaction, compactionOf } from '../../src';
+import { type CompactionRecord, compaction, compactionOf } from '../../src';
 import { COMPACTION_CALL_ID_PREFIX, withoutOwnParts } from '../../src/prompt/own-parts';
 import type { CallOptions, Message, Part } from '../../src/prompt/types';
 import { estimatePrompt } from '../../src/sizing/estimate';
@@ -62,12 +62,17 @@ function overflowError(limit: number, sent: number) {
 const long = (): Message[] => [...chat(10, 900), user('and now?')];
 
 /** The two parts a step that compacted starts with, as the model's content or stream carries them. */
-function shown(record: { reason: string; summary: string; tokensBefore: number; tokensAfter: number } | undefined) {
+function shown(record: CompactionRecord | undefined) {
   const result = { trigger: record!.reason, summary: record!.summary, tokensBefore: record!.tokensBefore, tokensAfter: record!.tokensAfter };
   return [
-    { type: 'tool-call', toolCallId: expect.stringMatching(ID), toolName: 'compaction', input: '{}', providerExecuted: true, dynamic: true },
+    { type: 'tool-call', toolCallId: expect.stringMatching(ID), toolName: 'compaction', input: '{}', providerExecuted: true, dynamic: true, providerMetadata: { compaction: metadata(record!) } },
     { type: 'tool-result', toolCallId: expect.stringMatching(ID), toolName: 'compaction', result, dynamic: true },
   ];
+}
+
+/** The step's `providerMetadata.compaction`, which the call carries too. */
+function metadata({ reason, kind, messagesCovered, tokensBefore, tokensAfter, summary, usage }: CompactionRecord) {
+  return { reason, kind, messagesCovered, tokensBefore, tokensAfter, summary, usage };
 }
 
 const ownParts = (prompt: readonly Message[]) =>
@@ -163,7 +168,7 @@ describe('the compaction part', () => {
       const first = await generateText({ model, messages: history as never });
       const record = middleware.last()!;
       const output = { trigger: 'auto', summary: record.summary, tokensBefore: 18_062, tokensAfter: record.tokensAfter };
-      const call = { type: 'tool-call', toolCallId: expect.stringMatching(ID), toolName: 'compaction', input: {}, providerExecuted: true, dynamic: true };
+      const call = { type: 'tool-call', toolCallId: expect.stringMatching(ID), toolName: 'compaction', input: {}, providerExecuted: true, dynamic: true, providerMetadata: { compaction: metadata(record) } };
       expect(first.content).toEqual([call, { type: 'tool-result', toolCallId: expect.stringMatching(ID), toolName: 'compaction', input: {}, output, providerExecuted: true, dynamic: true }, { type: 'text', text: 'ok' }]);
       expect(first.steps).toHaveLength(1);
       expect(first.steps[0]!.content).toEqual(first.content);
@@ -197,20 +202,23 @@ describe('the compaction part', () => {
         .split('\n\n')
         .filter((line) => line.startsWith('data: {'))
         .map((line) => JSON.parse(line.slice('data: '.length)) as { type: string });
-      const toolCallId = (full[2] as { toolCallId: string }).toolCallId;
+      const toolCallId = (full[2] as unknown as { toolCallId: string }).toolCallId;
+      const providerMetadata = { compaction: metadata(record) };
       expect(chunks.slice(0, 4)).toEqual([
         { type: 'start' },
         { type: 'start-step' },
-        { type: 'tool-input-available', toolCallId, toolName: 'compaction', input: {}, providerExecuted: true, dynamic: true },
+        { type: 'tool-input-available', toolCallId, toolName: 'compaction', input: {}, providerExecuted: true, providerMetadata, dynamic: true },
         { type: 'tool-output-available', toolCallId, output, providerExecuted: true, dynamic: true },
       ]);
 
       // useChat's message, as readUIMessageStream builds it from that stream.
       let reply: UIMessage | undefined;
       for await (const message of readUIMessageStream({ stream: result.toUIMessageStream() })) reply = message;
+      // A page reads the whole compaction from the part, as from the step's metadata.
+      expect(compactionOf((reply!.parts[1] as { callProviderMetadata?: unknown }).callProviderMetadata)).toMatchObject({ reason: 'auto', kind: 'summary', messagesCovered: 20, tokensBefore: 18_062, usage: { requests: 1 } });
       expect(reply!.parts).toEqual([
         { type: 'step-start' },
-        { type: 'dynamic-tool', toolName: 'compaction', toolCallId, state: 'output-available', input: {}, output, providerExecuted: true },
+        { type: 'dynamic-tool', toolName: 'compaction', toolCallId, state: 'output-available', input: {}, output, providerExecuted: true, callProviderMetadata: providerMetadata },
         { type: 'text', text: 'ok', state: 'done' },
       ]);
 

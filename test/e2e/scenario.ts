@@ -84,13 +84,25 @@ export function projectTools(ai: AiModule, seed = SEED) {
 interface ContentPart {
   type: string;
   toolCallId?: string;
+  providerExecuted?: boolean;
 }
 interface ResponseMessage {
   role: string;
   content: string | ContentPart[];
 }
 interface StepLike {
+  /** The agent's own tool calls. */
   toolCalls: { toolCallId: string }[];
+  /** The compactions the step showed: provider-executed `compaction` tool calls (docs/design.md, "Compaction in the stream"). */
+  compactions: number;
+}
+
+/** A step's calls, the agent's own apart from the compaction the middleware shows as a provider-executed one. */
+function stepOf(step: { toolCalls: { toolCallId: string; toolName: string; providerExecuted?: boolean }[] }): StepLike {
+  return {
+    toolCalls: step.toolCalls.filter((call) => call.providerExecuted !== true),
+    compactions: step.toolCalls.filter((call) => call.providerExecuted === true && call.toolName === 'compaction').length,
+  };
 }
 
 export interface LoopRun {
@@ -148,7 +160,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopRun> {
   if (options.mode === 'generateText') {
     try {
       const result = await ai.generateText(call);
-      steps = result.steps;
+      steps = result.steps.map(stepOf);
       messages = major === 7 ? await result.responseMessages : (await result.response).messages;
     } catch (error) {
       errors.push(error);
@@ -158,7 +170,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopRun> {
     for await (const part of result.fullStream as AsyncIterable<{ type: string; error?: unknown }>) {
       if (part.type === 'error') errors.push(part.error);
     }
-    steps = await result.steps;
+    steps = (await result.steps).map(stepOf);
     messages = major === 7 ? await result.responseMessages : (await result.response).messages;
   }
   return { server, middleware, reasons, errors, steps, messages, ms: performance.now() - started };
@@ -182,11 +194,11 @@ export function toolResultIds(messages: ResponseMessage[]): string[] {
     .flatMap((m) => (m.content as ContentPart[]).filter((p) => p.type === 'tool-result').map((p) => p.toolCallId!));
 }
 
-/** Tool call ids of the assistant's tool calls in the response messages, in order. */
+/** Tool call ids of the assistant's tool calls in the response messages, in order (not the provider-executed `compaction` ones). */
 export function toolCallIds(messages: ResponseMessage[]): string[] {
   return messages
     .filter((m) => m.role === 'assistant' && Array.isArray(m.content))
-    .flatMap((m) => (m.content as ContentPart[]).filter((p) => p.type === 'tool-call').map((p) => p.toolCallId!));
+    .flatMap((m) => (m.content as ContentPart[]).filter((p) => p.type === 'tool-call' && p.providerExecuted !== true).map((p) => p.toolCallId!));
 }
 
 export interface RunStats {
@@ -304,6 +316,8 @@ export function describeClientMatrix(options: MatrixOptions): void {
           expect(new Set(run.reasons)).toEqual(new Set(['auto']));
           expect(run.middleware.last()).toMatchObject({ reason: 'auto' });
           expect(run.middleware.last()!.summary).toContain('## Objective');
+          // each compaction shown once, as a `compaction` tool part of the step that first sent it
+          expect(run.steps.reduce((sum, step) => sum + step.compactions, 0)).toBe(run.reasons.length);
 
           // the caller's conversation is whole: every tool call of every step, each with its result
           const calls = run.steps.flatMap((s) => s.toolCalls.map((c) => c.toolCallId));
