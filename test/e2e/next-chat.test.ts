@@ -347,9 +347,14 @@ async function afterConversation(page: Page, name: string, path: string, turns: 
       const partial = (await assistantTexts(page)).at(-1)!;
       expect(partial.length).toBeGreaterThan(0);
       expect(partial, 'the stopped reply').not.toContain(newest);
+      // drawn as markdown even where it was cut (no stray `**`), and marked as stopped, under it only
+      expect(partial, 'the stopped reply, rendered').not.toMatch(/\*\*|`/);
+      expect(await page.locator('[data-testid="message"][data-role="assistant"]').last().getByTestId('stopped').innerText()).toBe('■ Stopped');
+      expect(await page.getByTestId('stopped').count(), 'the stopped sign, on the stopped reply only').toBe(1);
       await page.reload();
       await ready(page);
       expect((await assistantTexts(page)).at(-1), 'the stopped reply, kept').toBe(partial);
+      expect(await page.getByTestId('stopped').count(), 'the stopped sign, kept').toBe(1);
     } else {
       // a server action cannot be aborted: its reply arrives and is dropped
       await answered;
