@@ -35,6 +35,8 @@ import { type NextApp, REPO_DIR, assertNextAppPrerequisites, buildNextApp, freeP
 import { type ChatTurn, type ProviderServer, type RecordedRequest, assistantAgent, chatSession, judgeRecall, startProviderServer } from '../support/provider-server/index';
 import { startRedisServer } from '../support/redis-server';
 import { startUpstashEndpoint } from '../support/upstash-endpoint';
+import { noticesOf } from '../../examples/next-chat/lib/notices';
+import type { ChatMessage } from '../../examples/next-chat/lib/types';
 
 const WINDOW = 8_000;
 const REPLY_TIMEOUT = 20_000;
@@ -498,10 +500,20 @@ describe('examples/next-chat in Chromium', () => {
       const chunks = (await response.text())
         .split('\n')
         .filter((line) => line.startsWith('data: {'))
-        .map((line) => JSON.parse(line.slice(6)) as { type: string; delta?: string; messageMetadata?: { compaction?: { messagesCovered: number; summary: string; covered: { count: number; partly: boolean; since: number } } } });
+        .map((line) => JSON.parse(line.slice(6)) as { type: string; delta?: string; toolCallId?: string; toolName?: string; providerMetadata?: unknown; output?: { trigger: string; summary: string } });
       expect(chunks.filter((chunk) => chunk.type === 'error')).toEqual([]);
       const text = chunks.filter((chunk) => chunk.type === 'text-delta').map((chunk) => chunk.delta).join('');
-      return { text, compaction: chunks.find((chunk) => chunk.messageMetadata?.compaction)?.messageMetadata?.compaction };
+      // the compaction's tool part, first in the reply, as the page reads it (lib/notices.ts)
+      const call = chunks.find((chunk) => chunk.type === 'tool-input-available' && chunk.toolName === 'compaction');
+      if (call === undefined) return { text, compaction: undefined };
+      expect(chunks.slice(1, 4).map((chunk) => chunk.type)).toEqual(['start-step', 'tool-input-available', 'tool-output-available']);
+      const output = chunks.find((chunk) => chunk.type === 'tool-output-available' && chunk.toolCallId === call.toolCallId)!.output!;
+      const part = { type: 'dynamic-tool', toolName: 'compaction', toolCallId: call.toolCallId, state: 'output-available', input: {}, output, callProviderMetadata: call.providerMetadata };
+      const notices = await noticesOf([...(messages as ChatMessage[]), { id: 'reply', role: 'assistant', parts: [part] } as unknown as ChatMessage]);
+      const compaction = notices.get('reply')!;
+      // the tool's output says what the page's notice says
+      expect(output).toEqual({ trigger: compaction.reason, summary: compaction.summary, tokensBefore: compaction.tokensBefore, tokensAfter: compaction.tokensAfter });
+      return { text, compaction };
     };
     const [a, b, c] = await Promise.all([post(conversation('Alpha', 7)), post(conversation('Bravo', 9)), post(conversation('Charlie', 1))]);
     expect(c.compaction, 'a short conversation does not compact, whatever the others do').toBeUndefined();

@@ -14,7 +14,7 @@ export async function noticesOf(messages: readonly ChatMessage[]): Promise<Map<s
   const notices = new Map<string, CompactionNotice>();
   const ends = await conversationEnds(messages);
   messages.forEach((message, index) => {
-    const part = message.parts.findLast(isCompactionPart);
+    const part = [...message.parts].reverse().find(isCompactionPart);
     const compaction = part === undefined ? undefined : compactionOf(part.callProviderMetadata);
     if (compaction === undefined) return;
     // the request's messages: those before the reply
