@@ -254,7 +254,8 @@ export async function runContinuity(strategy: Strategy, mode: SummaryMode, optio
         onStepFinish: (each) => {
           steps++;
           step = steps + 1;
-          lastHadCalls = each.toolCalls.length > 0;
+          // the agent's own calls: a compacting step also shows the middleware's provider-executed `compaction` call
+          lastHadCalls = each.toolCalls.some((call) => call.providerExecuted !== true);
           if (each.text) finalText = each.text;
         },
       });

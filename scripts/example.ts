@@ -54,6 +54,35 @@ function prefixed(prefix: string): (text: string) => void {
   };
 }
 
+/** Seconds between two "still building" lines while `next build` prints nothing. */
+const BUILD_PROGRESS_SECONDS = 15;
+
+/**
+ * `next build` when the app changed, saying so as it goes: what `next build` prints (`[build]`), and
+ * while it prints nothing (it compiles for minutes on a small machine), how long it has been at it.
+ */
+async function buildWithProgress(): Promise<{ built: boolean; ms: number }> {
+  const started = Date.now();
+  let lastLine = started;
+  const print = prefixed('[build] ');
+  const ticker = setInterval(() => {
+    if (Date.now() - lastLine < BUILD_PROGRESS_SECONDS * 1_000) return;
+    lastLine = Date.now();
+    console.log(`[build] … still building (${Math.round((lastLine - started) / 1_000)} s)`);
+  }, 1_000);
+  try {
+    return await buildNextApp(300_000, {
+      onStart: () => console.log('Building the app (next build: a minute or more the first time, reused while nothing changed)…'),
+      onOutput: (text) => {
+        lastLine = Date.now();
+        print(text);
+      },
+    });
+  } finally {
+    clearInterval(ticker);
+  }
+}
+
 /** The port if nothing listens on it, else a free one. */
 function portOrFree(wanted: number): Promise<number> {
   return new Promise((resolve) => {
@@ -97,8 +126,7 @@ try {
 
   // 4. the app
   if (!values.dev) {
-    console.log('Building the app (next build: a minute or more the first time, reused while nothing changed)…');
-    const build = await buildNextApp();
+    const build = await buildWithProgress();
     console.log(build.built ? `Built in ${Math.round(build.ms / 1000)} s.` : 'Reusing the last build.');
   }
   const chosen = await portOrFree(port);

@@ -25,10 +25,14 @@ export function compactionOf(providerMetadata: unknown): CompactionMetadata | un
  */
 export function withCompactionMetadata<T extends object>(result: T, report: CompactionRecord | undefined): T {
   if (report === undefined) return result;
-  const { reason, rule, kind, messagesCovered, tokensBefore, tokensAfter, summary, usage, prepared } = report;
-  const metadata: CompactionMetadata = { reason, rule, kind, messagesCovered, tokensBefore, tokensAfter, summary, usage, ...(prepared === true ? { prepared } : {}) };
   const providerMetadata = ((result as { providerMetadata?: unknown }).providerMetadata ?? {}) as Record<string, unknown>;
-  return { ...result, providerMetadata: { ...providerMetadata, compaction: metadata } };
+  return { ...result, providerMetadata: { ...providerMetadata, compaction: metadataOf(report) } };
+}
+
+/** What a step's `providerMetadata.compaction` holds of a compaction's record (no record text, no native item). */
+export function metadataOf(report: CompactionRecord): CompactionMetadata {
+  const { reason, rule, kind, messagesCovered, tokensBefore, tokensAfter, summary, usage, prepared } = report;
+  return { reason, rule, kind, messagesCovered, tokensBefore, tokensAfter, summary, usage, ...(prepared === true ? { prepared } : {}) };
 }
 
 /** A compaction's usage as metadata carries it; `undefined` when absent (an older version wrote it) or malformed. */

@@ -111,6 +111,7 @@ const OPTIONS = {
     resolve: (value) => clearSetting(value ?? DEFAULT_CLEAR_TOOL_RESULTS),
     show: describeSetting,
   }),
+  streamPart: option({ schema: z.boolean(), expected: 'true or false', resolve: (value) => value ?? true }),
   secret: option({
     schema: z.union([secretText, z.array(secretText).min(1)]),
     expected: `a string of at least ${SECRET_MIN_LENGTH} characters, or a non-empty list of them (the first seals, any opens)`,

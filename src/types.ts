@@ -178,6 +178,16 @@ export interface CompactionOptions {
    * can write to. It does not decide who may call your server. Without it, values are stored as JSON.
    */
   secret?: string | readonly string[];
+  /**
+   * Show each compaction as the AI SDK's agent harnesses do: a provider-executed, dynamic tool call
+   * named `compaction` (input `{}`) and its result `{ trigger, summary, tokensBefore, tokensAfter }`,
+   * first in the content of the step that sends the new checkpoint and right after `stream-start` in
+   * its stream. `useChat` holds it as a `dynamic-tool` part. These parts, sent back with the
+   * conversation, are dropped before the prompt goes out: no provider receives them.
+   * `providerMetadata.compaction` is there either way. `false`: no part.
+   * @default true
+   */
+  streamPart?: boolean;
 }
 
 /** What the step that compacted carries in its result's `providerMetadata.compaction`. */

@@ -1,11 +1,14 @@
 import { recover, recoverable } from '../compact/recover';
 import type { Engine } from '../engine';
-import { withCompactionMetadata } from '../metadata';
 import type { GenerateResult, Model } from '../prompt/types';
 import { type StepView, paramsFor } from '../view';
+import { withCompaction } from './part';
 import { learnFromUsage } from './usage';
 
-/** `doGenerate` with overflow recovery: a rejection as too long is compacted and sent once more. */
+/**
+ * `doGenerate` with overflow recovery: a rejection as too long is compacted and sent once more. The
+ * compaction the step made is shown in its result (hooks/part.ts).
+ */
 export async function generateWithRecovery(
   engine: Engine,
   step: StepView | undefined,
@@ -20,9 +23,9 @@ export async function generateWithRecovery(
     const next = await recover(engine, step, error, model);
     const retried = await model.doGenerate(paramsFor(next));
     await learnFromUsage(engine, next, retried.usage);
-    return withCompactionMetadata(retried, next.compaction);
+    return withCompaction(retried, next.compaction, engine.settings.streamPart);
   }
   if (step === undefined) return result;
   await learnFromUsage(engine, step, result.usage);
-  return withCompactionMetadata(result, step.compaction);
+  return withCompaction(result, step.compaction, engine.settings.streamPart);
 }

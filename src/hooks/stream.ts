@@ -5,6 +5,7 @@ import { withCompactionMetadata } from '../metadata';
 import { overflowFromStreamPart } from '../overflow/recognize';
 import type { Model, StreamPart, StreamResult, Usage } from '../prompt/types';
 import { type StepView, paramsFor } from '../view';
+import { streamPartsInserter } from './part';
 import { learnFromUsage } from './usage';
 
 /** Parts a stream may send before its first content part; held while a retry can still follow. */
@@ -54,16 +55,25 @@ function retry(engine: Engine, next: StepView, model: Model): Promise<StreamResu
   return streamWithRecovery(engine, next, model, () => model.doStream(paramsFor(next)), true);
 }
 
-/** Passes every part through at once; the `finish` part gets the compaction metadata, and its usage is learned from at the end. */
+/**
+ * Passes every part through at once. The compaction the step made is shown after `stream-start`
+ * (`streamPart`, hooks/part.ts) and in the `finish` part's metadata, whose usage is learned from at the end.
+ */
 function observe(engine: Engine, stream: ReadableStream<StreamPart>, step: StepView | undefined): ReadableStream<StreamPart> {
   if (step === undefined) return stream;
   let usage: Usage | undefined;
+  const withParts = streamPartsInserter(step.compaction, engine.settings.streamPart);
   return stream.pipeThrough(
     new TransformStream<StreamPart, StreamPart>({
-      transform(part, controller) {
-        if (part.type !== 'finish') return controller.enqueue(part);
-        usage = part.usage as Usage | undefined;
-        controller.enqueue(withCompactionMetadata(part, step.compaction));
+      transform(received, controller) {
+        for (const part of withParts(received)) {
+          if (part.type !== 'finish') {
+            controller.enqueue(part);
+            continue;
+          }
+          usage = part.usage as Usage | undefined;
+          controller.enqueue(withCompactionMetadata(part, step.compaction));
+        }
       },
       async flush() {
         await learnFromUsage(engine, step, usage);

@@ -1,6 +1,7 @@
 import { isSummaryRequest } from '../checkpoint/summarize';
 import { runStep } from '../compact/step';
 import { type Engine, modelKey, whenReady } from '../engine';
+import { withoutOwnParts } from '../prompt/own-parts';
 import type { CallOptions, Model } from '../prompt/types';
 import { paramsFor, resolveView, totalSize } from '../view';
 import type { StepView } from '../view';
@@ -24,7 +25,7 @@ export async function transformStep(engine: Engine, params: CallOptions, model: 
   const at = engine.clock.now();
   await whenReady(engine);
   if (isSummaryRequest(params)) return { params };
-  const { clean, call } = takeCallOptions(params);
+  const { clean, call } = takeCallOptions(withoutOwnParts(params));
   const key = modelKey(model);
   // Every store call of this step, to the count written after its reply, draws on one budget.
   const budget = engine.keeper.budget();

@@ -360,7 +360,8 @@ describe('compaction', () => {
       const conversation: Message[] = [user('Fix the build.')];
       for (let index = 0; index < 50; index++) {
         const result = await wrapped.doGenerate({ prompt: [system, ...conversation] });
-        const call = result.content[0] as unknown as { toolCallId: string; toolName: string; input: string };
+        // The model's own call: after the compaction's parts on a step that compacted (hooks/part.ts).
+        const call = result.content.at(-1) as unknown as { toolCallId: string; toolName: string; input: string };
         conversation.push({ role: 'assistant', content: [{ type: 'tool-call', toolCallId: call.toolCallId, toolName: 'run', input: JSON.parse(call.input) }] });
         conversation.push({ role: 'tool', content: [{ type: 'tool-result', toolCallId: call.toolCallId, toolName: 'run', output: { type: 'text', value: tokens(3_000, 't') } }] });
       }

@@ -34,6 +34,7 @@ describe('resolveOptions', () => {
         clearToolResults: false,
         secret: undefined,
         clock: realClock,
+        streamPart: true,
       });
       expect(DEFAULT_KEEP).toBe(15_000);
       expect(DEFAULT_SUMMARY_OUTPUT_TOKENS).toBe(32_000);

@@ -35,6 +35,8 @@ import { type NextApp, REPO_DIR, assertNextAppPrerequisites, buildNextApp, freeP
 import { type ChatTurn, type ProviderServer, type RecordedRequest, assistantAgent, chatSession, judgeRecall, startProviderServer } from '../support/provider-server/index';
 import { startRedisServer } from '../support/redis-server';
 import { startUpstashEndpoint } from '../support/upstash-endpoint';
+import { noticesOf } from '../../examples/next-chat/lib/notices';
+import type { ChatMessage } from '../../examples/next-chat/lib/types';
 
 const WINDOW = 8_000;
 const REPLY_TIMEOUT = 20_000;
@@ -347,9 +349,14 @@ async function afterConversation(page: Page, name: string, path: string, turns: 
       const partial = (await assistantTexts(page)).at(-1)!;
       expect(partial.length).toBeGreaterThan(0);
       expect(partial, 'the stopped reply').not.toContain(newest);
+      // drawn as markdown even where it was cut (no stray `**`), and marked as stopped, under it only
+      expect(partial, 'the stopped reply, rendered').not.toMatch(/\*\*|`/);
+      expect(await page.locator('[data-testid="message"][data-role="assistant"]').last().getByTestId('stopped').innerText()).toBe('■ Stopped');
+      expect(await page.getByTestId('stopped').count(), 'the stopped sign, on the stopped reply only').toBe(1);
       await page.reload();
       await ready(page);
       expect((await assistantTexts(page)).at(-1), 'the stopped reply, kept').toBe(partial);
+      expect(await page.getByTestId('stopped').count(), 'the stopped sign, kept').toBe(1);
     } else {
       // a server action cannot be aborted: its reply arrives and is dropped
       await answered;
@@ -469,6 +476,48 @@ describe('examples/next-chat in Chromium', () => {
     }, 240_000);
   }
 
+  it('draws a saved conversation from its parts: the notice, divider and dimming from the compaction part, a reply stopped inside `**` as markdown, marked Stopped', async () => {
+    const compactionPart = {
+      type: 'dynamic-tool',
+      toolName: 'compaction',
+      toolCallId: 'ai-compaction-00112233aabbccdd',
+      state: 'output-available',
+      input: {},
+      output: { trigger: 'auto', summary: '## Objective\n- Remember the facts', tokensBefore: 6_969, tokensAfter: 3_443 },
+      providerExecuted: true,
+      callProviderMetadata: { compaction: { reason: 'auto', kind: 'summary', messagesCovered: 2, tokensBefore: 6_969, tokensAfter: 3_443, summary: '## Objective\n- Remember the facts', usage: { requests: 1, inputTokens: 2_310, cachedInputTokens: 2_048, outputTokens: 412, durationMs: 3_100 } } },
+    };
+    const text = (value: string, state?: string) => ({ type: 'text', text: value, ...(state === undefined ? {} : { state }) });
+    const messages = [
+      { id: 'u1', role: 'user', parts: [text('My order number is A-4471.')] },
+      { id: 'a1', role: 'assistant', parts: [{ type: 'step-start' }, text('Noted — your order number is **A-4471**.', 'done')] },
+      { id: 'u2', role: 'user', parts: [text('My city is Lyon.')] },
+      { id: 'a2', role: 'assistant', parts: [{ type: 'step-start' }, compactionPart, text('Noted — your city is **Lyon**.', 'done')] },
+      { id: 'u3', role: 'user', parts: [text('What do you remember?')] },
+      // stopped inside an emphasis: its text part never ended
+      { id: 'a3', role: 'assistant', parts: [{ type: 'step-start' }, text('Here is what I have:\n\n- **Order number**: A-4471\n- **Ci', 'streaming')] },
+    ];
+    const saved = { version: 1, current: 'saved', conversations: [{ id: 'saved', title: 'saved', updatedAt: Date.now(), messages }] };
+    await onPage('saved-parts', '/', async (page) => {
+      await page.evaluate((value) => localStorage.setItem('next-chat:/api/chat', value), JSON.stringify(saved));
+      await page.reload();
+      await ready(page);
+      await expect.poll(() => page.getByTestId('compaction-notice').count()).toBe(1);
+      expect(await page.getByTestId('compaction-notice').locator('span').first().innerText()).toBe('Conversation compacted: 2 messages summarized (estimated 6,969 → 3,443 tokens)');
+      expect(await page.getByTestId('compaction-cost').innerText()).toBe('Summary: 1 request, 412 tokens written (2,310 read, 2,048 from cache), 3.1 s');
+      // the notice above the reply that compacted; the divider after the two messages it covers, which are dimmed
+      expect(await page.locator('li:has([data-testid="compaction-notice"]) [data-testid="message"] .text').innerText()).toBe('Noted — your city is Lyon.');
+      expect(await page.locator('[data-testid="compaction-divider"]').evaluateAll((all) => all.map((divider) => [divider.getAttribute('data-covered'), divider.getAttribute('data-current')]))).toEqual([['2', 'true']]);
+      expect(await page.locator('li[data-covered="covered"] [data-testid="message"] .text').allInnerTexts()).toEqual(['My order number is A-4471.', 'Noted — your order number is A-4471.']);
+      // the stopped reply: drawn as markdown cut short, no stray `**`, and marked
+      const stopped = replies(page).last();
+      expect(await stopped.locator('[data-streamdown="strong"]').allInnerTexts()).toEqual(['Order number', 'Ci']);
+      expect(await stopped.locator('.text').innerText()).not.toContain('*');
+      expect(await stopped.getByTestId('stopped').innerText()).toBe('■ Stopped');
+      expect(await page.getByTestId('stopped').count()).toBe(1);
+    });
+  });
+
   it('concurrent conversations each get their own compaction notice', async () => {
     // Two conversations of different lengths, both past the ceiling, and a short one, posted at the
     // same time to the one module-level middleware: each long one must carry its own compaction
@@ -493,10 +542,20 @@ describe('examples/next-chat in Chromium', () => {
       const chunks = (await response.text())
         .split('\n')
         .filter((line) => line.startsWith('data: {'))
-        .map((line) => JSON.parse(line.slice(6)) as { type: string; delta?: string; messageMetadata?: { compaction?: { messagesCovered: number; summary: string; covered: { count: number; partly: boolean; since: number } } } });
+        .map((line) => JSON.parse(line.slice(6)) as { type: string; delta?: string; toolCallId?: string; toolName?: string; providerMetadata?: unknown; output?: { trigger: string; summary: string } });
       expect(chunks.filter((chunk) => chunk.type === 'error')).toEqual([]);
       const text = chunks.filter((chunk) => chunk.type === 'text-delta').map((chunk) => chunk.delta).join('');
-      return { text, compaction: chunks.find((chunk) => chunk.messageMetadata?.compaction)?.messageMetadata?.compaction };
+      // the compaction's tool part, first in the reply, as the page reads it (lib/notices.ts)
+      const call = chunks.find((chunk) => chunk.type === 'tool-input-available' && chunk.toolName === 'compaction');
+      if (call === undefined) return { text, compaction: undefined };
+      expect(chunks.slice(1, 4).map((chunk) => chunk.type)).toEqual(['start-step', 'tool-input-available', 'tool-output-available']);
+      const output = chunks.find((chunk) => chunk.type === 'tool-output-available' && chunk.toolCallId === call.toolCallId)!.output!;
+      const part = { type: 'dynamic-tool', toolName: 'compaction', toolCallId: call.toolCallId, state: 'output-available', input: {}, output, callProviderMetadata: call.providerMetadata };
+      const notices = await noticesOf([...(messages as ChatMessage[]), { id: 'reply', role: 'assistant', parts: [part] } as unknown as ChatMessage]);
+      const compaction = notices.get('reply')!;
+      // the tool's output says what the page's notice says
+      expect(output).toEqual({ trigger: compaction.reason, summary: compaction.summary, tokensBefore: compaction.tokensBefore, tokensAfter: compaction.tokensAfter });
+      return { text, compaction };
     };
     const [a, b, c] = await Promise.all([post(conversation('Alpha', 7)), post(conversation('Bravo', 9)), post(conversation('Charlie', 1))]);
     expect(c.compaction, 'a short conversation does not compact, whatever the others do').toBeUndefined();

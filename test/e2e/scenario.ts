@@ -12,6 +12,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { compaction, type CompactionMiddleware, type CompactionReason } from '../../src';
 import {
+  assistantAgent,
   createProjectTools,
   projectToolDescriptions,
   startProviderServer,
@@ -28,6 +29,8 @@ export interface AiModule {
   wrapLanguageModel: Loose;
   tool: Loose;
   stepCountIs: Loose;
+  convertToModelMessages: Loose;
+  readUIMessageStream: Loose;
 }
 
 interface ClientSettings {
@@ -81,13 +84,25 @@ export function projectTools(ai: AiModule, seed = SEED) {
 interface ContentPart {
   type: string;
   toolCallId?: string;
+  providerExecuted?: boolean;
 }
 interface ResponseMessage {
   role: string;
   content: string | ContentPart[];
 }
 interface StepLike {
+  /** The agent's own tool calls. */
   toolCalls: { toolCallId: string }[];
+  /** The compactions the step showed: provider-executed `compaction` tool calls (docs/design.md, "Compaction in the stream"). */
+  compactions: number;
+}
+
+/** A step's calls, the agent's own apart from the compaction the middleware shows as a provider-executed one. */
+function stepOf(step: { toolCalls: { toolCallId: string; toolName: string; providerExecuted?: boolean }[] }): StepLike {
+  return {
+    toolCalls: step.toolCalls.filter((call) => call.providerExecuted !== true),
+    compactions: step.toolCalls.filter((call) => call.providerExecuted === true && call.toolName === 'compaction').length,
+  };
 }
 
 export interface LoopRun {
@@ -145,7 +160,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopRun> {
   if (options.mode === 'generateText') {
     try {
       const result = await ai.generateText(call);
-      steps = result.steps;
+      steps = result.steps.map(stepOf);
       messages = major === 7 ? await result.responseMessages : (await result.response).messages;
     } catch (error) {
       errors.push(error);
@@ -155,7 +170,7 @@ export async function runLoop(options: LoopOptions): Promise<LoopRun> {
     for await (const part of result.fullStream as AsyncIterable<{ type: string; error?: unknown }>) {
       if (part.type === 'error') errors.push(part.error);
     }
-    steps = await result.steps;
+    steps = (await result.steps).map(stepOf);
     messages = major === 7 ? await result.responseMessages : (await result.response).messages;
   }
   return { server, middleware, reasons, errors, steps, messages, ms: performance.now() - started };
@@ -179,11 +194,11 @@ export function toolResultIds(messages: ResponseMessage[]): string[] {
     .flatMap((m) => (m.content as ContentPart[]).filter((p) => p.type === 'tool-result').map((p) => p.toolCallId!));
 }
 
-/** Tool call ids of the assistant's tool calls in the response messages, in order. */
+/** Tool call ids of the assistant's tool calls in the response messages, in order (not the provider-executed `compaction` ones). */
 export function toolCallIds(messages: ResponseMessage[]): string[] {
   return messages
     .filter((m) => m.role === 'assistant' && Array.isArray(m.content))
-    .flatMap((m) => (m.content as ContentPart[]).filter((p) => p.type === 'tool-call').map((p) => p.toolCallId!));
+    .flatMap((m) => (m.content as ContentPart[]).filter((p) => p.type === 'tool-call' && p.providerExecuted !== true).map((p) => p.toolCallId!));
 }
 
 export interface RunStats {
@@ -257,6 +272,22 @@ export function describeClientMatrix(options: MatrixOptions): void {
 
   describe.each(APIS)(`compaction with the real %s client (${options.label})`, (api) => {
     describe.each(MODES)('%s', (mode) => {
+      it(`should show the compaction as a 'compaction' tool part and never send that part to the provider in the next turn (${mode === 'generateText' ? 'response.messages' : 'useChat messages through convertToModelMessages'})`, async () => {
+        const turn = await roundTrip({ ai, clients, major, api, mode, track });
+        const { server, middleware } = turn;
+        const record = middleware.last()!;
+        expect(record).toMatchObject({ reason: 'manual', messagesCovered: 4 });
+        expect(turn.shown).toEqual({ toolName: 'compaction', output: { trigger: 'manual', summary: record.summary, tokensBefore: record.tokensBefore, tokensAfter: record.tokensAfter } });
+        // The conversation sent back holds the call and its result...
+        expect(turn.sentBack.flatMap((message) => (Array.isArray(message.content) ? message.content : [])).filter((part) => part.toolCallId === turn.toolCallId).map((part) => part.type)).toEqual(['tool-call', 'tool-result']);
+        // ...and no request the provider received does: two steps and one summary request, all answered.
+        expect(server.requests.map((request) => [isSummary(request), request.rejected])).toEqual([[true, false], [false, false], [false, false]]);
+        expect(server.requests.filter((request) => JSON.stringify(request.body).includes('ai-compaction-'))).toEqual([]);
+        expect(turn.secondReply).toBe('The order number you gave me is **A-4471**.');
+        // The second turn found the checkpoint by the conversation's content: no second summary request.
+        expect(server.requests.filter(isSummary)).toHaveLength(1);
+      });
+
       it(
         `should run a ${steps}-step tool loop inside a 32,000-token window, compacting as it goes`,
         async () => {
@@ -285,6 +316,8 @@ export function describeClientMatrix(options: MatrixOptions): void {
           expect(new Set(run.reasons)).toEqual(new Set(['auto']));
           expect(run.middleware.last()).toMatchObject({ reason: 'auto' });
           expect(run.middleware.last()!.summary).toContain('## Objective');
+          // each compaction shown once, as a `compaction` tool part of the step that first sent it
+          expect(run.steps.reduce((sum, step) => sum + step.compactions, 0)).toBe(run.reasons.length);
 
           // the caller's conversation is whole: every tool call of every step, each with its result
           const calls = run.steps.flatMap((s) => s.toolCalls.map((c) => c.toolCallId));
@@ -350,4 +383,67 @@ export function describeClientMatrix(options: MatrixOptions): void {
       );
     });
   });
+}
+
+interface RoundTripOptions {
+  ai: AiModule;
+  clients: ClientFactories;
+  major: 6 | 7;
+  api: Api;
+  mode: Mode;
+  track(server: ProviderServer): void;
+}
+
+interface UIPart {
+  type: string;
+  toolName?: string;
+  toolCallId?: string;
+  output?: unknown;
+}
+
+const uiText = (id: string, role: 'user' | 'assistant', text: string) => ({ id, role, parts: [{ type: 'text', text }] });
+
+/**
+ * Two turns of a chat with the local chat assistant: the first compacts (`compactNext()`) and shows
+ * it as a `compaction` tool part; the host sends the whole conversation back with a new question,
+ * as `generateText`'s `response.messages` or, for `streamText`, as a `useChat` page's messages
+ * through `convertToModelMessages`.
+ */
+async function roundTrip(options: RoundTripOptions) {
+  const { ai, major } = options;
+  const server = await startProviderServer({ contextWindow: WINDOW, agent: assistantAgent() });
+  options.track(server);
+  const middleware = compaction({ contextWindow: WINDOW });
+  const model = ai.wrapLanguageModel({ model: clientModel(options.clients, server, options.api), middleware });
+  const history = [
+    uiText('u1', 'user', 'My order number is A-4471.'),
+    uiText('a1', 'assistant', 'Noted: your order number is A-4471.'),
+    uiText('u2', 'user', 'My city is Lyon.'),
+    uiText('a2', 'assistant', 'Noted: your city is Lyon.'),
+    uiText('u3', 'user', 'Thanks. One more thing to note: my color is green.'),
+  ];
+  const question = uiText('u4', 'user', 'What was the order number I gave you?');
+  middleware.compactNext();
+  let shown: { toolName: string; output: unknown } | undefined;
+  let toolCallId = '';
+  let sentBack: ResponseMessage[];
+  if (options.mode === 'generateText') {
+    const messages = await ai.convertToModelMessages(history);
+    const first = await ai.generateText({ model, messages, maxRetries: 0 });
+    const result = first.content.find((part: { type: string }) => part.type === 'tool-result');
+    shown = { toolName: result.toolName, output: result.output };
+    toolCallId = result.toolCallId;
+    const responseMessages = major === 7 ? await first.responseMessages : first.response.messages;
+    sentBack = [...messages, ...responseMessages, ...(await ai.convertToModelMessages([question]))];
+  } else {
+    const first = ai.streamText({ model, messages: await ai.convertToModelMessages(history), maxRetries: 0 });
+    let reply: { id: string; role: string; parts: UIPart[] } | undefined;
+    for await (const message of ai.readUIMessageStream({ stream: first.toUIMessageStream() })) reply = message;
+    const part = reply!.parts.find((item) => item.type === 'dynamic-tool')!;
+    shown = { toolName: part.toolName!, output: part.output };
+    toolCallId = part.toolCallId!;
+    sentBack = await ai.convertToModelMessages([...history, { ...reply!, id: 'a3' }, question]);
+  }
+  const second = await ai.generateText({ model, messages: sentBack, maxRetries: 0 });
+  return { server, middleware, shown, toolCallId, sentBack: sentBack as { role: string; content: string | (ContentPart & { toolCallId?: string })[] }[], secondReply: second.text as string };
 }

@@ -11,6 +11,7 @@ import { type ModelMessage, type UIMessage, convertToModelMessages, generateText
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type CompactionRecord, compaction, compactionOf } from '../../src';
 import { conversationEnds, coveredMessages } from '../../examples/next-chat/lib/covered';
+import { noticesOf } from '../../examples/next-chat/lib/notices';
 import { scriptedModel } from '../support/harness';
 import { assistantAgent, chatSession, judgeRecall, type ProviderServer, type RecallVerdict, startProviderServer } from '../support/provider-server/index';
 
@@ -40,6 +41,25 @@ async function messagesCoveredFor(messages: UIMessage[]): Promise<number> {
   return compactionOf(providerMetadata)!.messagesCovered;
 }
 
+/** What a reply whose request compacted starts with: the middleware's `compaction` part, as `useChat` holds it. */
+const compactionPart = (messagesCovered: number) => ({
+  type: 'dynamic-tool' as const,
+  toolName: 'compaction',
+  toolCallId: 'ai-compaction-00112233aabbccdd',
+  state: 'output-available' as const,
+  input: {},
+  output: { trigger: 'auto', summary: 'S', tokensBefore: 900, tokensAfter: 300 },
+  providerExecuted: true,
+  callProviderMetadata: { compaction: { reason: 'auto', kind: 'summary', messagesCovered, tokensBefore: 900, tokensAfter: 300, summary: 'S', usage: { requests: 1, outputTokens: 40, durationMs: 1200 } } },
+});
+
+/** A reply that starts with the compaction part, then text; `stopped`: stopped before its text began. */
+const compactedReply = (id: string, messagesCovered: number, stopped = false): UIMessage => ({
+  id,
+  role: 'assistant',
+  parts: [{ type: 'step-start' }, compactionPart(messagesCovered), ...(stopped ? [] : [{ type: 'text' as const, text: `Noted (${id}).` }])],
+});
+
 const cases: Array<{ name: string; messages: UIMessage[]; modelMessages: number }> = [
   {
     name: 'text only: one model message per UI message',
@@ -50,6 +70,11 @@ const cases: Array<{ name: string; messages: UIMessage[]; modelMessages: number 
     name: 'replies with a tool step: three model messages each',
     messages: [text('u1', 'user', 'one'), toolReply('a1'), text('u2', 'user', 'two'), toolReply('a2'), text('u3', 'user', 'three')],
     modelMessages: 9,
+  },
+  {
+    name: 'a reply that starts with the compaction part (dropped from the prompt): one model message',
+    messages: [text('u1', 'user', 'one'), compactedReply('a1', 1), text('u2', 'user', 'two'), text('a2', 'assistant', 'reply two'), text('u3', 'user', 'three')],
+    modelMessages: 5,
   },
   {
     name: 'a leading system message (joins the system prompt) and one later (counted)',
@@ -66,6 +91,29 @@ describe('examples/next-chat: where a checkpoint ends among the UI messages', ()
     // the middleware covers everything before the trailing user message
     expect(covered).toBe(modelMessages - 1);
     expect(coveredMessages(ends, covered, messages.length - 1)).toEqual({ count: messages.length - 1, partly: false, since: 0 });
+  });
+
+  it('should count no model message for a reply stopped after the compaction part, before its text (the middleware drops the message)', async () => {
+    const messages = [text('u1', 'user', 'one'), text('a1', 'assistant', 'reply one'), text('u2', 'user', 'two'), compactedReply('a2', 2, true), text('u3', 'user', 'three')];
+    expect(await conversationEnds(messages)).toEqual([1, 2, 3, 3, 4]);
+    // the middleware sees [u1, a1, u2, u3]: it covers what comes before the two trailing user messages
+    expect(await messagesCoveredFor(messages)).toBe(2);
+  });
+
+  it("should read each notice from its reply's compaction part, with where its checkpoint ends", async () => {
+    const messages = [text('u1', 'user', 'one'), text('a1', 'assistant', 'reply one'), text('u2', 'user', 'two'), compactedReply('a2', 2), text('u3', 'user', 'three'), text('a3', 'assistant', 'reply three')];
+    const notices = await noticesOf(messages as never);
+    expect([...notices.keys()]).toEqual(['a2']);
+    expect(notices.get('a2')).toEqual({
+      reason: 'auto',
+      kind: 'summary',
+      messagesCovered: 2,
+      tokensBefore: 900,
+      tokensAfter: 300,
+      summary: 'S',
+      usage: { requests: 1, outputTokens: 40, durationMs: 1200 },
+      covered: { count: 2, partly: false, since: 0 },
+    });
   });
 
   it('should say when the checkpoint ends inside a reply of several steps', () => {

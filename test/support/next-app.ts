@@ -59,12 +59,16 @@ function sourcesDigest(): string {
   return hash.digest('hex');
 }
 
-function run(args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<void> {
+function run(args: string[], env: NodeJS.ProcessEnv, timeoutMs: number, onOutput?: (text: string) => void): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [NEXT_BIN, ...args], { cwd: NEXT_APP_DIR, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const keep = (chunk: Buffer) => {
+      output += chunk.toString();
+      onOutput?.(chunk.toString());
+    };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`next ${args.join(' ')} took more than ${timeoutMs / 1000} s:\n${output.slice(-4000)}`));
@@ -85,14 +89,16 @@ const baseEnv = (): NodeJS.ProcessEnv => ({ ...process.env, NEXT_TELEMETRY_DISAB
 
 /**
  * `next build`, unless `.next/` already holds a build of the same sources and the same `dist/`.
- * Returns whether it built and how long it took.
+ * Returns whether it built and how long it took; `onStart` is called when it starts building,
+ * `onOutput` with what `next build` prints, as it prints it.
  */
-export async function buildNextApp(timeoutMs = 300_000): Promise<{ built: boolean; ms: number }> {
+export async function buildNextApp(timeoutMs = 300_000, { onStart, onOutput }: { onStart?: () => void; onOutput?: (text: string) => void } = {}): Promise<{ built: boolean; ms: number }> {
   assertNextAppPrerequisites();
   const started = Date.now();
   const previous = existsSync(DIGEST_FILE) ? readFileSync(DIGEST_FILE, 'utf8').trim() : undefined;
   if (previous === sourcesDigest() && existsSync(join(NEXT_APP_DIR, '.next/BUILD_ID'))) return { built: false, ms: Date.now() - started };
-  await run(['build'], baseEnv(), timeoutMs);
+  onStart?.();
+  await run(['build'], baseEnv(), timeoutMs, onOutput);
   // after the build: `next build` may rewrite tsconfig.json
   writeFileSync(DIGEST_FILE, `${sourcesDigest()}\n`);
   return { built: true, ms: Date.now() - started };

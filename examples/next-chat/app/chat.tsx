@@ -3,14 +3,17 @@
 import { useChat } from '@ai-sdk/react';
 import { DefaultChatTransport } from 'ai';
 import { type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import type { ChatMessage } from '@/lib/types';
+import { noticesOf } from '@/lib/notices';
+import type { ChatMessage, CompactionNotice } from '@/lib/types';
 import { type Conversation, type Conversations, titleFrom, useConversations } from './conversations';
 import { Composer, ComposerBar, ErrorLine, MessageList, type ShownMessage, Toolbar, useFollow } from './messages';
 
 const textOf = (message: ChatMessage) => message.parts.map((part) => (part.type === 'text' ? part.text : '')).join('');
+/** A reply whose text never ended: it was stopped (its text part is still `streaming` once the stream is over). */
+const unfinished = (message: ChatMessage) => message.role === 'assistant' && message.parts.some((part) => part.type === 'text' && part.state === 'streaming');
 const titleOf = (messages: ChatMessage[]) => titleFrom(textOf(messages.find((message) => message.role === 'user') ?? messages[0]!));
 
-/** `useChat` against a route handler; the compaction notice arrives as message metadata. The conversations are kept in the browser. */
+/** `useChat` against a route handler; a compaction arrives as the reply's `compaction` tool part. The conversations are kept in the browser. */
 export function Chat({ api, title, hint }: { api: string; title: string; hint: ReactNode }) {
   const conversations = useConversations<ChatMessage>(`next-chat:${api}`, titleOf);
   return (
@@ -44,7 +47,16 @@ function ChatSession({ api, conversation, save }: { api: string; conversation: C
   // leaving the conversation (New chat, another one) ends its reply
   useEffect(() => () => void stop(), [stop]);
 
-  const shown: ShownMessage[] = messages.map((message) => ({ id: message.id, role: message.role, text: textOf(message), compaction: message.metadata?.compaction }));
+  const notices = useNotices(messages);
+  const streamingId = status === 'streaming' ? messages.at(-1)?.id : undefined;
+  const shown: ShownMessage[] = messages.map((message) => ({
+    id: message.id,
+    role: message.role,
+    text: textOf(message),
+    // a conversation kept by an earlier version of this app has its notice in the metadata
+    compaction: notices.get(message.id) ?? message.metadata?.compaction,
+    stopped: message.id !== streamingId && unfinished(message),
+  }));
   const busy = status === 'submitted' || status === 'streaming';
   const retry = useCallback(() => void regenerate(), [regenerate]);
   return (
@@ -52,7 +64,7 @@ function ChatSession({ api, conversation, save }: { api: string; conversation: C
       <MessageList
         messages={shown}
         pending={status === 'submitted'}
-        streamingId={status === 'streaming' ? messages.at(-1)?.id : undefined}
+        streamingId={streamingId}
         onRegenerate={busy ? undefined : retry}
       />
       <ComposerBar>
@@ -69,4 +81,15 @@ function ChatSession({ api, conversation, save }: { api: string; conversation: C
       </ComposerBar>
     </>
   );
+}
+
+/** The notices of the conversation's compactions, from the `compaction` parts of its replies (lib/notices.ts), as soon as one arrives. */
+function useNotices(messages: ChatMessage[]): Map<string, CompactionNotice> {
+  const [notices, setNotices] = useState(() => new Map<string, CompactionNotice>());
+  useEffect(() => {
+    let current = true;
+    void noticesOf(messages).then((found) => current && setNotices(found));
+    return () => void (current = false);
+  }, [messages]);
+  return notices;
 }

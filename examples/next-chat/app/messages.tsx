@@ -9,6 +9,8 @@ export interface ShownMessage {
   role: 'user' | 'assistant' | 'system';
   text: string;
   compaction?: CompactionNotice;
+  /** A reply stopped before its end. */
+  stopped?: boolean;
 }
 
 const number = new Intl.NumberFormat('en-US');
@@ -153,10 +155,15 @@ function MessageItem({
           <div className="role">{message.role === 'user' ? 'You' : 'Assistant'}</div>
           {message.role === 'assistant' ? (
             <div className="text">
-              <Markdown text={message.text} streaming={streaming} />
+              <Markdown text={message.text} streaming={streaming} unfinished={message.stopped === true} />
             </div>
           ) : (
             <div className="text plain">{message.text}</div>
+          )}
+          {message.stopped === true && (
+            <p className="stopped" data-testid="stopped">
+              ■ Stopped
+            </p>
           )}
         </div>
         {onRegenerate && (

@@ -1,6 +1,4 @@
 import { convertToModelMessages, type LanguageModel, streamText } from 'ai';
-import { compactionOf } from 'ai-compaction';
-import { conversationEnds, coveredMessages } from './covered';
 import { SYSTEM } from './model';
 import type { ChatMessage } from './types';
 
@@ -14,26 +12,12 @@ export async function handleChat(request: Request, model: LanguageModel): Promis
     // the page's stop button closes the request: the model's stream is aborted with it
     abortSignal: request.signal,
   });
-  // where each message ends in the conversation the middleware counts, to place a compaction's cut
-  const ends = await conversationEnds(messages);
+  // The step that compacted starts with a `compaction` tool part (the middleware's `streamPart`):
+  // `useChat` holds it as a `dynamic-tool` part, which the page shows as a notice above the reply
+  // and a divider where the checkpoint ends (lib/notices.ts). Nothing to pass on here.
   return result.toUIMessageStreamResponse<ChatMessage>({
     originalMessages: messages,
-    // The step that compacted carries the compaction in its provider metadata: pass it on as
-    // message metadata, which the page shows as a notice above the reply and a divider where the
-    // checkpoint ends.
-    messageMetadata: ({ part }) => {
-      const compaction = part.type === 'finish-step' ? compactionOf(part.providerMetadata) : undefined;
-      if (compaction === undefined) return undefined;
-      return { compaction: { ...compaction, covered: coveredMessages(ends, compaction.messagesCovered, turnStart(messages)) } };
-    },
     // A demo shows the real error; a production app may prefer a generic message.
     onError: (error) => (error instanceof Error ? error.message : String(error)),
   });
-}
-
-/** Where the turn being answered starts: its user messages at the end of the conversation. */
-function turnStart(messages: readonly ChatMessage[]): number {
-  let start = messages.length;
-  while (start > 0 && messages[start - 1]!.role === 'user') start--;
-  return start;
 }

@@ -1,4 +1,4 @@
-import { convertToModelMessages, type ModelMessage, type UIMessage } from 'ai';
+import { convertToModelMessages, type DynamicToolUIPart, type ModelMessage, type UIMessage } from 'ai';
 
 /** Where a checkpoint ends in the page's conversation. */
 export interface CoveredMessages {
@@ -30,8 +30,11 @@ export async function conversationEnds(messages: readonly UIMessage[]): Promise<
   let length = 0;
   let previous: ModelMessage['role'] | undefined;
   for (const message of messages) {
-    // the conversion goes message by message: converting one at a time gives the same messages
-    for (const model of await convertToModelMessages([message])) {
+    // the conversion goes message by message: converting one at a time gives the same messages;
+    // the middleware drops the `compaction` parts it showed, and a message they alone made
+    const parts = message.parts.filter((part) => !isCompactionPart(part));
+    for (const model of await convertToModelMessages([{ ...message, parts }])) {
+      if (Array.isArray(model.content) && model.content.length === 0) continue;
       if (length === 0 && model.role === 'system') continue; // leading system messages join `system`
       if (model.role === 'tool' && previous === 'tool') continue; // merged into the one before
       previous = model.role;
@@ -51,4 +54,16 @@ export function coveredMessages(ends: readonly number[], messagesCovered: number
   const count = ends.filter((end) => end <= messagesCovered).length;
   const partly = messagesCovered > (count === 0 ? 0 : ends[count - 1]!);
   return { count, partly, since: partly ? 0 : Math.max(0, turnStart - count) };
+}
+
+/** The part a reply holds when its request compacted: the middleware's `compaction` tool (its option `streamPart`). */
+export function isCompactionPart(part: UIMessage['parts'][number]): part is DynamicToolUIPart {
+  return part.type === 'dynamic-tool' && part.toolName === 'compaction';
+}
+
+/** Where the turn being answered starts: its user messages at the end of the conversation. */
+export function turnStart(messages: readonly UIMessage[]): number {
+  let start = messages.length;
+  while (start > 0 && messages[start - 1]!.role === 'user') start--;
+  return start;
 }

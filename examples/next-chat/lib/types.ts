@@ -9,7 +9,11 @@ import type { CoveredMessages } from './covered';
  */
 export type CompactionNotice = CompactionMetadata & { covered: CoveredMessages };
 
-/** `useChat` messages of this app: an assistant message may carry the compaction its request made. */
+/**
+ * `useChat` messages of this app. A reply whose request compacted holds the middleware's
+ * `compaction` tool part (lib/notices.ts); a conversation kept by an earlier version of this app
+ * has the notice in its metadata instead.
+ */
 export type ChatMessage = UIMessage<{ compaction?: CompactionNotice }>;
 
 /** The server action's conversation: plain text turns kept in the page's state. */

@@ -641,7 +641,8 @@ describe('prepare', () => {
         await settled();
         const sent = scripted.stepCalls()[scripted.stepCalls().length - 1]!;
         steps.push({ size: estimatePrompt(sent.prompt, sent.tools), prepared: background.length > before.background, compacted: records.length > before.records });
-        const call = result.content[0] as unknown as { toolCallId: string; input: string };
+        // The model's own call: after the compaction's parts on a step that compacted (hooks/part.ts).
+        const call = result.content.at(-1) as unknown as { toolCallId: string; input: string };
         conversation.push({ role: 'assistant', content: [{ type: 'tool-call', toolCallId: call.toolCallId, toolName: 'run', input: JSON.parse(call.input) }] });
         conversation.push({ role: 'tool', content: [{ type: 'tool-result', toolCallId: call.toolCallId, toolName: 'run', output: { type: 'text', value: tokens(200, 't') } }] });
       }
@@ -1094,7 +1095,8 @@ describe('prepare', () => {
       for (let index = 0; index < 50; index++) {
         const result = await wrapped.doGenerate({ prompt: [big, ...conversation] });
         await settled();
-        const call = result.content[0] as unknown as { toolCallId: string; input: string };
+        // The model's own call: after the compaction's parts on a step that compacted (hooks/part.ts).
+        const call = result.content.at(-1) as unknown as { toolCallId: string; input: string };
         conversation.push({ role: 'assistant', content: [{ type: 'tool-call', toolCallId: call.toolCallId, toolName: 'run', input: JSON.parse(call.input) }] });
         conversation.push({ role: 'tool', content: [{ type: 'tool-result', toolCallId: call.toolCallId, toolName: 'run', output: { type: 'text', value: tokens(3_000, 't') } }] });
       }

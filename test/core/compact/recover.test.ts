@@ -219,7 +219,8 @@ describe('overflow recovery', () => {
       const middleware = compaction();
       const { stream } = await wrap(real.model, middleware).doStream({ prompt: long() });
       const parts = await convertReadableStreamToArray(stream);
-      expect(parts.map((part) => part.type)).toEqual(['stream-start', 'text-start', 'text-delta', 'text-end', 'finish']);
+      // The compaction's call and result right after stream-start (hooks/part.ts).
+      expect(parts.map((part) => part.type)).toEqual(['stream-start', 'tool-call', 'tool-result', 'text-start', 'text-delta', 'text-end', 'finish']);
       expect(middleware.last()!.reason).toBe('overflow');
     });
 
@@ -319,7 +320,7 @@ describe('overflow recovery', () => {
       const autoRecord = middleware.last()!.record;
 
       // The stream without a finish part reaches the caller whole, records no count, warns nothing.
-      expect(parts.map((part) => part.type)).toEqual(['stream-start', 'text-start', 'text-delta', 'text-end']);
+      expect(parts.map((part) => part.type)).toEqual(['stream-start', 'tool-call', 'tool-result', 'text-start', 'text-delta', 'text-end']);
       const threads = Object.values(middleware.state().threads) as Array<{ counts: Array<{ length: number; input: number }> }>;
       expect(threads.flatMap((thread) => thread.counts)).toEqual([expect.objectContaining({ length: 1, input: 150_000 })]);
       expect(log.warn).toEqual([]);
