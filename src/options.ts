@@ -1,22 +1,24 @@
 import { z } from 'zod';
 import { type Clock, isClock, realClock } from './clock';
 import { describe } from './errors';
-import { DEFAULT_SUMMARY_TIMEOUT_MS } from './tunables';
+import {
+  DEFAULT_CLEAR_TOOL_RESULTS,
+  DEFAULT_KEEP,
+  DEFAULT_PREPARE,
+  DEFAULT_SUMMARY_OUTPUT_TOKENS,
+  DEFAULT_SUMMARY_TIMEOUT_MS,
+  MAX_BUDGET_SHARE,
+  SECRET_MIN_LENGTH,
+} from './tunables';
 import type { Model } from './prompt/types';
 import type { BufferSetting } from './sizing/ceiling';
-import { SECRET_MIN_LENGTH } from './store/seal';
 import type { CompactionStore } from './store/types';
 import type { CompactionLogger, CompactionOptions, CompactionRecord } from './types';
 
 export type { CompactionLogger } from './types';
 
-export const DEFAULT_KEEP = 15_000;
-export const DEFAULT_SUMMARY_OUTPUT_TOKENS = 32_000;
-/** The share of the ceiling at which the next checkpoint is prepared in the background (docs/design.md, "Preparing ahead"). */
-export const DEFAULT_PREPARE = 0.8;
-
-/** Whether old tool outputs are cleared before a summary is asked for (docs/design.md, "Clearing old tool results"): decided by the benchmarks. */
-export const DEFAULT_CLEAR_TOOL_RESULTS = false;
+// The options' defaults (tunables.ts), exported here for the tests and the benchmarks.
+export { DEFAULT_KEEP, DEFAULT_SUMMARY_OUTPUT_TOKENS } from './tunables';
 
 /** `clearToolResults` after validation: off, or on with its `keep` and `atLeast` (`undefined`: the defaults, which depend on the ceiling). */
 export type ClearSetting = false | { keep: number | undefined; atLeast: number | undefined };
@@ -186,7 +188,7 @@ function secretSetting(given: string | string[] | undefined): readonly string[] 
 
 function budgetShare(given: unknown): number | undefined {
   if (given === undefined) return undefined;
-  if (typeof given !== 'number' || !(given > 0 && given <= 0.5)) throw new TypeError(`ai-compaction: the budget share must be above 0 and at most 0.5, got ${describe(given)}`);
+  if (typeof given !== 'number' || !(given > 0 && given <= MAX_BUDGET_SHARE)) throw new TypeError(`ai-compaction: the budget share must be above 0 and at most ${MAX_BUDGET_SHARE}, got ${describe(given)}`);
   return given;
 }
 

@@ -5,6 +5,7 @@ import { describe } from './errors';
 import { canonical } from './prompt/canonical';
 import { FORMAT_VERSION, type ModelSizing, type StoredCheckpoint, type Thread, checkpointSchema, sizingSchema, threadSchema } from './store/format';
 import { MAX_SEALED_LENGTH, STATE_KEY, type Sealer } from './store/seal';
+import { STATE_LIMITS } from './tunables';
 
 /** The JSON value `state()` returns and `compaction({ state })` continues from. */
 export interface CompactionState {
@@ -29,12 +30,8 @@ export interface SealedCompactionState {
   sealed: string;
 }
 
-/**
- * The most a state may hold, checked before anything of it is read further or written to the
- * store: an instance's `state()` holds its 8 most recent threads and checkpoints and what it
- * learned of each model, far less.
- */
-export const STATE_LIMITS = { entries: 1_000, characters: 16 * 2 ** 20 } as const;
+// The most a state may hold (tunables.ts), exported here for the tests.
+export { STATE_LIMITS } from './tunables';
 
 const digestKey = z.string().regex(/^[0-9a-f]{64}$/);
 

@@ -1,5 +1,14 @@
+import {
+  DEFAULT_BUDGET_SHARE,
+  LIVE_STEP_ROOM_DIVISOR,
+  LIVE_STEP_TOTAL_DIVISOR,
+  MAX_BUDGET_SHARE,
+  SUMMARY_ROOM_DIVISOR,
+  USER_MESSAGE_DIVISOR,
+  USER_WORDS_MAX_TOKENS,
+  USER_WORDS_TOTAL_DIVISOR,
+} from '../tunables';
 import { identifierBudget } from './identifiers';
-import { USER_WORDS_MAX_TOKENS } from './user-words';
 
 /**
  * One budget for what a compaction keeps (docs/design.md, "One budget"). The room is the ceiling
@@ -17,11 +26,9 @@ import { USER_WORDS_MAX_TOKENS } from './user-words';
  * message (its ends when it is longer than a quarter of what the record may take at most).
  */
 
-/** The most of the room a compaction may keep: half, so the next one is at least half the room away. */
-export const MAX_BUDGET_SHARE = 0.5;
-
-/** The share of the room a compaction keeps by default, chosen by measurement: `npm run bench -- budget` (docs/benchmarking.md, "The budget's share"). */
-export const DEFAULT_BUDGET_SHARE = 0.25;
+// The most of the room a compaction may keep, and the share it keeps by default (tunables.ts),
+// exported here for the tests and the benchmarks.
+export { DEFAULT_BUDGET_SHARE, MAX_BUDGET_SHARE } from '../tunables';
 
 /** What a compaction may keep, in tokens. */
 export interface KeepBudget {
@@ -60,19 +67,18 @@ export interface BudgetInput {
 export function keepBudget({ ceiling, frame, keep, summaryOutputTokens, share = DEFAULT_BUDGET_SHARE }: BudgetInput): KeepBudget {
   const room = Math.max(0, Math.floor(ceiling - frame));
   const total = Math.floor(room * Math.min(Math.max(share, 0), MAX_BUDGET_SHARE));
-  const quarter = Math.floor(room / 4);
   return {
     room,
     total,
     // A quarter of the room, and at most half the total: at the default share the total is that
     // quarter, and a live step that took it all would leave the checkpoint nothing.
-    step: Math.min(quarter, Math.floor(total / 2)),
+    step: Math.min(Math.floor(room / LIVE_STEP_ROOM_DIVISOR), Math.floor(total / LIVE_STEP_TOTAL_DIVISOR)),
     // A summary needs a few tokens whatever the room: one cut at its limit fails the compaction (and is held).
-    summary: Math.max(1, Math.min(summaryOutputTokens, quarter)),
+    summary: Math.max(1, Math.min(summaryOutputTokens, Math.floor(room / SUMMARY_ROOM_DIVISOR))),
     identifiers: identifierBudget(ceiling),
-    userWords: Math.min(USER_WORDS_MAX_TOKENS, Math.floor(total / 8)),
+    userWords: Math.min(USER_WORDS_MAX_TOKENS, Math.floor(total / USER_WORDS_TOTAL_DIVISOR)),
     record: Math.max(0, keep),
-    userMessage: Math.floor(Math.min(Math.max(0, keep), total) / 4),
+    userMessage: Math.floor(Math.min(Math.max(0, keep), total) / USER_MESSAGE_DIVISOR),
   };
 }
 

@@ -1,6 +1,7 @@
 import { toolOutputFileTokens, toolOutputText } from '../prompt/parts';
 import type { ContentMessage, Message, Part } from '../prompt/types';
 import { type Estimator, FIXED_ESTIMATOR, addMessage, emptyMeasure, toTokens } from '../sizing/estimate';
+import { CLEAR_AT_LEAST_DIVISOR, CLEAR_AT_MOST_DIVISOR } from '../tunables';
 
 /** What replaces a cleared tool output (docs/design.md, "Clearing old tool results"): `N` is the length of the output's text. */
 export function clearedNote(characters: number): string {
@@ -89,5 +90,5 @@ export interface ClearingThresholds {
 
 /** `atLeast` defaults to a quarter of the ceiling; the prompt must come to at most half of it. */
 export function clearingThresholds(limit: number, atLeast: number | undefined): ClearingThresholds {
-  return { atLeast: atLeast ?? Math.ceil(limit / 4), atMost: Math.floor(limit / 2) };
+  return { atLeast: atLeast ?? Math.ceil(limit / CLEAR_AT_LEAST_DIVISOR), atMost: Math.floor(limit / CLEAR_AT_MOST_DIVISOR) };
 }

@@ -1,14 +1,9 @@
 import { toolOutputText } from '../prompt/parts';
 import type { Message, Part } from '../prompt/types';
-import { CHARS_PER_TOKEN } from '../sizing/estimate';
+import { CHARS_PER_TOKEN, IDENTIFIERS_CEILING_DIVISOR, IDENTIFIERS_MAX_TOKENS, IDENTIFIER_LINE_LIMIT } from '../tunables';
 
 /** The heading under which a checkpoint lists the exact identifiers of what it covers (docs/design.md, "Identifiers"). */
 export const IDENTIFIERS_HEADING = '## Identifiers (kept verbatim)';
-
-/** An error line is cut at this many characters. */
-export const IDENTIFIER_LINE_LIMIT = 200;
-/** The list takes at most this many tokens, and at most a twentieth of the ceiling. */
-export const IDENTIFIERS_MAX_TOKENS = 2_000;
 
 /** Tool input names that hold paths: `path`, `file`, `filePath`, `filename`, `paths`, `targetFile`, `source_path`... */
 const PATH_KEY = /^(?:[Pp]aths?|[Ff]iles?|[Ff]ile_?[Pp]aths?|[Ff]ile_?[Nn]ames?)$|[a-z0-9](?:Paths?|Files?|FileName|Filename)$|_(?:paths?|files?|filename)$/;
@@ -70,7 +65,7 @@ export function collectIdentifiers(covered: readonly Message[], previous: readon
 
 /** Most the identifier list may take: a twentieth of the ceiling, and at most 2,000 tokens. */
 export function identifierBudget(ceiling: number | undefined): number {
-  return ceiling === undefined ? IDENTIFIERS_MAX_TOKENS : Math.max(0, Math.min(IDENTIFIERS_MAX_TOKENS, Math.floor(ceiling / 20)));
+  return ceiling === undefined ? IDENTIFIERS_MAX_TOKENS : Math.max(0, Math.min(IDENTIFIERS_MAX_TOKENS, Math.floor(ceiling / IDENTIFIERS_CEILING_DIVISOR)));
 }
 
 /** The identifiers of one part, in the order they appear. */

@@ -1,11 +1,9 @@
 import { stepEnd } from '../prompt/conversation';
 import { toolOutputText } from '../prompt/parts';
 import type { ContentMessage, Message, Part } from '../prompt/types';
-import { CHARS_PER_TOKEN, estimateMessages } from '../sizing/estimate';
+import { estimateMessages } from '../sizing/estimate';
+import { CHARS_PER_TOKEN, NOTE_ROOM } from '../tunables';
 import { keepEnds } from './serialize';
-
-/** Characters kept for the note of an output cut to its ends (`\n[123456 characters cut]\n`). */
-const NOTE_ROOM = 32;
 
 /** A tool output's text inside a step: where it is, and how long. */
 interface Output {

@@ -1,5 +1,5 @@
 import type { Message } from '../prompt/types';
-import { CHARS_PER_TOKEN } from '../sizing/estimate';
+import { CHARS_PER_TOKEN, RECORD_CEILING_DIVISOR, RECORD_PROGRESS_DIVISOR, USER_MESSAGE_DIVISOR } from '../tunables';
 import { RECORD_STYLE, keepEnds, messageLines } from './serialize';
 
 /** The record of a checkpoint: the newest messages it covers, serialized, and where they start. */
@@ -12,7 +12,7 @@ export interface CheckpointRecord {
 
 /** Most of the ceiling the record may take: a quarter, or every step would compact again. */
 export function recordBudget(keep: number, ceiling: number | undefined): number {
-  return ceiling === undefined ? keep : Math.max(0, Math.min(keep, Math.floor(ceiling / 4)));
+  return ceiling === undefined ? keep : Math.max(0, Math.min(keep, Math.floor(ceiling / RECORD_CEILING_DIVISOR)));
 }
 
 /** The note between a turn's user message and its newest steps, when the steps between are summarized. */
@@ -38,7 +38,7 @@ export function selectRecord(
   from = 0,
   end = conversation.length,
   charsPerToken = CHARS_PER_TOKEN,
-  userMessage = Math.floor(budget / 4),
+  userMessage = Math.floor(budget / USER_MESSAGE_DIVISOR),
 ): CheckpointRecord {
   const tokensOf = (chars: number) => Math.round(chars / charsPerToken);
   if (end <= from) return { start: end, text: '', tokens: 0 };
@@ -54,7 +54,7 @@ export function selectRecord(
     suffix[index - from] = suffix[index - from + 1]! + linesOf(index).reduce((sum, line) => sum + line.length + 2, 0);
   }
   const tokensFrom = (index: number) => tokensOf(suffix[index - from]!);
-  const target = tokensFrom(from) <= budget ? Math.floor(tokensFrom(from) / 2) : budget;
+  const target = tokensFrom(from) <= budget ? Math.floor(tokensFrom(from) / RECORD_PROGRESS_DIVISOR) : budget;
 
   for (let index = from; index < end; index++) {
     if (conversation[index]!.role === 'user' && tokensFrom(index) <= target) return recordOf([], index, end, linesOf, tokensOf);

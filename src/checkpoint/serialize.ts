@@ -1,5 +1,6 @@
 import { attachmentLine, stringifyJson, toolOutputText } from '../prompt/parts';
 import type { Message, Part } from '../prompt/types';
+import { RECORD_TOOL_OUTPUT_LIMIT } from '../tunables';
 
 /** How much of each kind of content a serialization keeps. */
 export interface SerializeStyle {
@@ -13,8 +14,8 @@ export interface SerializeStyle {
   wordsEnds?: number;
 }
 
-/** Each tool output in a record is cut at 1,250 characters. */
-export const RECORD_TOOL_OUTPUT_LIMIT = 1_250;
+// Each tool output in a record is cut at 1,250 characters (tunables.ts), exported here for the tests.
+export { RECORD_TOOL_OUTPUT_LIMIT } from '../tunables';
 export const RECORD_STYLE: SerializeStyle = { toolOutput: { mode: 'cut', limit: RECORD_TOOL_OUTPUT_LIMIT } };
 
 /**

@@ -1,6 +1,6 @@
 import { exchanges } from '../prompt/conversation';
 import type { Message } from '../prompt/types';
-import { CHARS_PER_TOKEN } from '../sizing/estimate';
+import { CHARS_PER_TOKEN, TRANSCRIPT_TOOL_INPUT_LIMIT, TRANSCRIPT_TOOL_OUTPUT_ENDS, TRANSCRIPT_WORDS_ENDS } from '../tunables';
 import { type SerializeStyle, serialize } from './serialize';
 
 /**
@@ -12,10 +12,10 @@ import { type SerializeStyle, serialize } from './serialize';
  */
 export const LEVELS: readonly SerializeStyle[] = [
   { toolOutput: { mode: 'full' } },
-  { toolOutput: { mode: 'ends', keep: 1_000 } },
-  { toolOutput: { mode: 'omit' }, toolInputLimit: 200 },
+  { toolOutput: { mode: 'ends', keep: TRANSCRIPT_TOOL_OUTPUT_ENDS } },
+  { toolOutput: { mode: 'omit' }, toolInputLimit: TRANSCRIPT_TOOL_INPUT_LIMIT },
   { toolOutput: { mode: 'omit' }, userOnly: true },
-  { toolOutput: { mode: 'omit' }, userOnly: true, wordsEnds: 500 },
+  { toolOutput: { mode: 'omit' }, userOnly: true, wordsEnds: TRANSCRIPT_WORDS_ENDS },
 ];
 const OMITTED = LEVELS.length;
 

@@ -3,19 +3,13 @@ import { isContextOverflowError } from '../overflow/recognize';
 import { textMessage } from '../prompt/conversation';
 import type { CallOptions, ContentMessage, GenerateResult, Message, Model, SystemMessage } from '../prompt/types';
 import { type Estimator, charsPerTokenOf, estimateMessages, estimatePrompt } from '../sizing/estimate';
+import { ESTIMATE_MARGIN, MIN_SUMMARY_ROOM, RETRY_SHARES, TRANSCRIPT_RECUTS } from '../tunables';
 import { REMINDER_PROMPT, SUMMARY_PROMPT, UPDATE_PROMPT } from './prompts';
 import { hasTemplateHeading, replyText, unifiedFinishReason } from './reply';
 import { shortenTranscript, transcriptMessageText } from './shorten';
 
 /** The `providerOptions` key of this package; on a message it marks a summary request. */
 export const PROVIDER_OPTIONS_KEY = 'compaction';
-
-/** Below this much room for its reply, a summary request is not sent with the whole conversation. */
-export const MIN_SUMMARY_ROOM = 1_024;
-/** The margin applied to the estimated (not provider-counted) part of a request's size. */
-export const ESTIMATE_MARGIN = 1.15;
-/** A summary request rejected as too long is retried as a transcript aimed at these shares of its size. */
-export const RETRY_SHARES = [0.85, 0.7, 0.5, 0.35] as const;
 
 /** Whether a call is a summary request of this package (a middleware after it should pass it on unchanged). */
 export function isSummaryRequest(params: { prompt?: readonly unknown[] } | undefined): boolean {
@@ -76,7 +70,7 @@ export async function summarize(input: SummarizeInput): Promise<string> {
       if (!isContextOverflowError(error) || isAbort(error, input.params.abortSignal)) throw error;
       const share = RETRY_SHARES[retry];
       if (share === undefined) {
-        throw new CompactionError({ reason: 'too-large', message: 'the summary request was rejected as too long after 4 shorter tries', cause: error });
+        throw new CompactionError({ reason: 'too-large', message: `the summary request was rejected as too long after ${RETRY_SHARES.length} shorter tries`, cause: error });
       }
       input.warn(`ai-compaction: the summary request was rejected as too long; retrying as a transcript at ${Math.round(share * 100)} % of its size`);
       // Every share is of the size first rejected, not of the previous try.
@@ -125,7 +119,7 @@ function transcriptAttempt(input: SummarizeInput, appended: ContentMessage, targ
     const size = estimate(prompt);
     // A tokenizer counts the serialized transcript a little otherwise than the messages it was
     // sized from: over the target, the budget shrinks by as much and the transcript is cut again.
-    if (size <= target || tries === 3) return attemptOf(input, prompt, undefined, size, roomFor(input.window, 0, size));
+    if (size <= target || tries === TRANSCRIPT_RECUTS) return attemptOf(input, prompt, undefined, size, roomFor(input.window, 0, size));
     budget = Math.floor((budget * (target - frameTokens)) / Math.max(1, size - frameTokens));
   }
 }

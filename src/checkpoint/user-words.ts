@@ -1,5 +1,5 @@
 import type { Message } from '../prompt/types';
-import { CHARS_PER_TOKEN } from '../sizing/estimate';
+import { CHARS_PER_TOKEN, USER_WORDS_ENDS_DIVISOR } from '../tunables';
 import { withoutSection } from './identifiers';
 import { RECORD_STYLE, keepEnds, messageLines } from './serialize';
 
@@ -17,9 +17,6 @@ export const USER_WORDS_NOTE = "[The user's earlier messages, verbatim; what cam
 /** The line that closes them. */
 export const USER_WORDS_END = "[End of the user's earlier messages]";
 
-/** The user's earlier messages take at most this many tokens of a record, and at most an eighth of the budget. */
-export const USER_WORDS_MAX_TOKENS = 2_000;
-
 /** One user message of the list: where it stands in the conversation, and its line. */
 export interface UserWords {
   index: number;
@@ -35,7 +32,7 @@ export interface UserWords {
 export function collectUserWords(conversation: readonly Message[], from: number, to: number, budget: number, charsPerToken = CHARS_PER_TOKEN): UserWords[] {
   const room = Math.floor(budget * charsPerToken) - USER_WORDS_NOTE.length - USER_WORDS_END.length - 4;
   if (room <= 0) return [];
-  const ends = Math.floor(room / 8);
+  const ends = Math.floor(room / USER_WORDS_ENDS_DIVISOR);
   const all: UserWords[] = [];
   for (let index = from; index < Math.min(to, conversation.length); index++) {
     const message = conversation[index]!;

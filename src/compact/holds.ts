@@ -3,6 +3,7 @@ import { type CompactionError, failureDetail } from '../errors';
 import { liveStart } from '../prompt/conversation';
 import { estimatePrompt, windowEstimator } from '../sizing/estimate';
 import type { Hold } from '../store/format';
+import { HOLD_GROWTH_DIVISOR, MAX_FAILURES } from '../tunables';
 import { type StepView, coveredUpTo, outgoingPrompt, totalSize } from '../view';
 
 /** Whether a step's prompt, as it would go out now, fits the window by estimate (docs/design.md, "Failure"). */
@@ -13,7 +14,7 @@ export function fitsWindow(view: StepView, window: number): boolean {
 
 /** The growth that ends a hold: a tenth of the ceiling, doubled for each failure in a row after the first (docs/design.md, "No progress"). */
 export function holdGrowth(hold: Pick<Hold, 'cause' | 'failures'>, limit: number): number {
-  const tenth = Math.ceil(limit / 10);
+  const tenth = Math.ceil(limit / HOLD_GROWTH_DIVISOR);
   return hold.cause === 'failed' ? tenth * 2 ** ((hold.failures ?? 1) - 1) : tenth;
 }
 
@@ -105,9 +106,6 @@ export async function holdAfterFailure(
 
 /** Failed compactions already warned about: the steps that joined one (docs/stores.md) share its error. */
 const failuresTold = ownState(() => new WeakSet<object>());
-
-/** Failures in a row counted at most (the schema's bound). */
-const MAX_FAILURES = 64;
 
 /** Stores a hold on this conversation, after warning with `message`; false when it has no index to hold it under. */
 async function saveHold(engine: Engine, view: StepView, fields: Omit<Hold, 'length' | 'digest' | 'checkpoint'>, message: string | undefined): Promise<boolean> {

@@ -1,5 +1,6 @@
 import type { Engine } from '../engine';
 import type { StoredCheckpoint } from '../store/format';
+import { LEASE_BOUNDS_MS, LEASE_SUMMARY_FACTOR, LEASE_UNMEASURED_MS } from '../tunables';
 import type { StepView } from '../view';
 import { untilAborted } from './flight';
 import { longestSummary } from './measured';
@@ -13,15 +14,11 @@ import { longestSummary } from './measured';
  * flight does the same (flight.ts).
  */
 
-/** A lease lasts twice the longest summary measured, within these bounds; `UNMEASURED_MS` before any was. */
-const LEASE_BOUNDS = { min: 5_000, max: 120_000 } as const;
-const UNMEASURED_MS = 60_000;
-
 /** How long a summary of `model` may take here: twice the longest of its recent ones, 5 s to 120 s (60 s before one was measured). */
 export function summaryBound(engine: Engine, model: string): number {
   const longest = longestSummary(engine, model);
-  if (longest === undefined) return UNMEASURED_MS;
-  return Math.min(LEASE_BOUNDS.max, Math.max(LEASE_BOUNDS.min, 2 * longest));
+  if (longest === undefined) return LEASE_UNMEASURED_MS;
+  return Math.min(LEASE_BOUNDS_MS.max, Math.max(LEASE_BOUNDS_MS.min, LEASE_SUMMARY_FACTOR * longest));
 }
 
 /**

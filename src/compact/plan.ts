@@ -1,5 +1,4 @@
-import { type BudgetInput, type KeepBudget, MAX_BUDGET_SHARE, identifiersRoom, keepBudget, recordRoom, userWordsRoom } from '../checkpoint/budget';
-import { USER_WORDS_MAX_TOKENS } from '../checkpoint/user-words';
+import { type BudgetInput, type KeepBudget, identifiersRoom, keepBudget, recordRoom, userWordsRoom } from '../checkpoint/budget';
 import { afterCheckpoint } from '../checkpoint/live';
 import { identifierBudget } from '../checkpoint/identifiers';
 import { checkpointMessage } from '../checkpoint/message';
@@ -7,6 +6,7 @@ import { liveStart } from '../prompt/conversation';
 import type { ResolvedOptions } from '../options';
 import type { CallOptions, Message, SystemMessage } from '../prompt/types';
 import { type Estimator, estimateMessages, estimatePrompt } from '../sizing/estimate';
+import { EXPECTED_SUMMARY_DIVISOR, EXPECTED_SUMMARY_GROWTH, MAX_BUDGET_SHARE, USER_MESSAGE_DIVISOR, USER_WORDS_MAX_TOKENS } from '../tunables';
 import { type StepView, coveredUpTo } from '../view';
 
 /**
@@ -117,7 +117,7 @@ export function summaryLimit(plan: CompactionPlan, summaryOutputTokens: number):
  * the output limit; at most the limit.
  */
 export function expectedSummary(outputLimit: number, previous: number | undefined): number {
-  return Math.min(outputLimit, previous === undefined ? Math.floor(outputLimit / 2) : Math.ceil(previous * 1.25));
+  return Math.min(outputLimit, previous === undefined ? Math.floor(outputLimit / EXPECTED_SUMMARY_DIVISOR) : Math.ceil(previous * EXPECTED_SUMMARY_GROWTH));
 }
 
 /**
@@ -147,7 +147,7 @@ export function recordAllowance(plan: CompactionPlan, summary: number, identifie
 
 /** How long a turn's user message may open the record verbatim. */
 export function userMessageAllowance(plan: CompactionPlan, keep: number): number {
-  return plan.budget?.userMessage ?? Math.floor(keep / 4);
+  return plan.budget?.userMessage ?? Math.floor(keep / USER_MESSAGE_DIVISOR);
 }
 
 /** The plan of a step's compaction at `ceiling`, with the instance's options, covering up to `end` (by default up to the live part). */

@@ -3,6 +3,7 @@ import { CompactionError, isAbort, messageOf } from '../errors';
 import { contextOverflowKind, contextOverflowLimit, isContextOverflowError, promptTokensFromOverflow } from '../overflow/recognize';
 import type { Model } from '../prompt/types';
 import { ceiling } from '../sizing/ceiling';
+import { OVERFLOW_TARGET_SHARE } from '../tunables';
 import { type StepView, totalSize } from '../view';
 import { compact } from './compact';
 
@@ -25,7 +26,7 @@ export async function recover(engine: Engine, step: StepView, error: unknown, mo
   const stated = promptTokensFromOverflow(error);
   const scaled = limit !== undefined && stated !== undefined && stated > 0 ? Math.floor((rejected * limit) / stated) : rejected;
   const window = Math.min(windowFor(engine, model) ?? scaled, scaled, rejected);
-  const target = Math.floor(Math.min(rejected * 0.85, window));
+  const target = Math.floor(Math.min(rejected * OVERFLOW_TARGET_SHARE, window));
   try {
     const limitOfWindow = ceiling(window, engine.settings.buffer, step.params.maxOutputTokens);
     return await compact(engine, { view: step, reason: 'overflow', model, window, target, limit: limitOfWindow });

@@ -25,6 +25,7 @@ import {
   REQUEST_SIZE_CODES,
   REQUEST_SIZE_PATTERNS,
 } from './patterns';
+import { MAX_DEPTH, MAX_NESTED_JSON, MAX_NODES, MAX_OBJECT_DEPTH, MAX_STRINGS, MAX_TEXT_LENGTH } from '../tunables';
 
 /** `'context'`: the prompt exceeds the model's window; `'request-size'`: the HTTP request is too big (413). */
 export type ContextOverflowKind = 'context' | 'request-size';
@@ -54,14 +55,6 @@ type Verdict =
   | { decision: 'unknown' }
   | { decision: 'excluded' }
   | { decision: 'overflow'; kind: ContextOverflowKind; evidence: Evidence };
-
-const MAX_DEPTH = 8;
-const MAX_NODES = 32;
-const MAX_OBJECT_DEPTH = 6;
-const MAX_STRINGS = 200;
-/** Error texts are short; a huge body is cut so no pattern scans megabytes. */
-const MAX_TEXT_LENGTH = 16_000;
-
 
 /**
  * Whether `error` is a provider's rejection of a prompt that does not fit the model: a context
@@ -251,7 +244,7 @@ function addObject(evidence: Evidence, object: Record<string, unknown> | undefin
   evidence.objects.push(object);
   for (const text of stringsIn(object)) {
     evidence.texts.push(text);
-    if (nested < 2) addObject(evidence, parseJsonObject(text), nested + 1);
+    if (nested < MAX_NESTED_JSON) addObject(evidence, parseJsonObject(text), nested + 1);
   }
 }
 

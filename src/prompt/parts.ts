@@ -1,8 +1,5 @@
+import { DOCUMENT_TOKENS, IMAGE_TOKENS } from '../tunables';
 import type { Part } from './types';
-
-/** Tokens an attached file counts for in the estimate, whatever its bytes. */
-export const IMAGE_TOKENS = 1_500;
-export const DOCUMENT_TOKENS = 2_000;
 
 export function isImage(mediaType: unknown): boolean {
   return typeof mediaType === 'string' && (mediaType === 'image' || mediaType.startsWith('image/'));

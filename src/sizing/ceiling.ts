@@ -1,10 +1,12 @@
+import { DEFAULT_BUFFER } from '../tunables';
+
 /** A buffer as given: a share of the window (`"20%"`) or a number of tokens. */
 export type BufferSetting = { share: number } | { tokens: number };
 
 /** Room kept free when no buffer is set: 15 % of the window, at least 16,000 from a 32,000 window up. */
 export function defaultBuffer(window: number): number {
-  const share = Math.round(window * 0.15);
-  return window >= 32_000 ? Math.max(share, 16_000) : share;
+  const share = Math.round(window * DEFAULT_BUFFER.share);
+  return window >= DEFAULT_BUFFER.minFromWindow ? Math.max(share, DEFAULT_BUFFER.minTokens) : share;
 }
 
 /** Tokens kept free for a window: the buffer, or the default when unset or the whole window or more. */

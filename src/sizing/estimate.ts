@@ -1,8 +1,10 @@
 import { fileTokens, inlineFileText, toolOutputFileTokens, toolOutputText } from '../prompt/parts';
 import type { FunctionTool, Message, Part } from '../prompt/types';
+import { CHARS_PER_TOKEN, UNTAUGHT_CHARS_PER_TOKEN } from '../tunables';
 
-/** The cheap estimate until a model's counts say otherwise: 4 characters a token. */
-export const CHARS_PER_TOKEN = 4;
+// 4 characters a token until a model's counts say otherwise, and text as dense as it looks before
+// any (tunables.ts), exported here for the tests and the benchmarks.
+export { CHARS_PER_TOKEN, UNTAUGHT_CHARS_PER_TOKEN } from '../tunables';
 
 /** Tokens of a text by a real tokenizer (the `estimate` option). */
 export type Tokenize = (text: string) => number;
@@ -32,16 +34,6 @@ export function charsPerTokenOf(estimator: Estimator, messages: readonly Message
   const tokens = measure.tokenized * tokenizer.factor;
   return measure.chars === 0 || tokens === 0 ? CHARS_PER_TOKEN / tokenizer.factor : measure.chars / tokens;
 }
-
-/**
- * Before a model has any count, where a prompt could go out over the window, its text is taken as
- * dense as it looks (docs/design.md, "The size of a prompt"): letters and whitespace at 4
- * characters a token, every other character (digits, punctuation, symbols, other scripts) at 2.
- * Prose stays near 4; code and JSON, a third or more of whose characters are such, come to 3 or
- * fewer, as providers count them (2.6 to 3), where 4 for all would let a first prompt of code out
- * past the window.
- */
-export const UNTAUGHT_CHARS_PER_TOKEN = { plain: 4, other: 2 } as const;
 
 const PLAIN = /[A-Za-z\s]/g;
 

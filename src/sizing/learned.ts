@@ -3,27 +3,11 @@ import { sha256Hex } from '../prompt/hash';
 import type { Keeper, StoreBudget } from '../store/keeper';
 import { FORMAT_VERSION, type ModelSizing, type SizingSample } from '../store/format';
 import { oldestFirst } from '../store/recent';
-import { CHARS_PER_TOKEN, type Estimator, type Tokenize } from './estimate';
+import { CHARS_PER_TOKEN, CHARS_PER_TOKEN_BOUNDS, MODEL_LIMIT, PLAUSIBLE_SPREAD, REFRESH_MS, SAMPLE_LIMIT, TOKENIZER_FACTOR_BOUNDS } from '../tunables';
+import type { Estimator, Tokenize } from './estimate';
 
-/** The learned characters a token stay within these (docs/design.md, "The size of a prompt"). */
-export const CHARS_PER_TOKEN_BOUNDS = { min: 1.5, max: 5 } as const;
-/**
- * With the `estimate` option, the factor its figures are multiplied by stays within these: a
- * tokenizer is taken as a floor (a provider counts its own framing on top of the text), and one of
- * another model family reads up to about a third fewer tokens than that model's provider.
- */
-export const TOKENIZER_FACTOR_BOUNDS = { min: 1, max: 2 } as const;
-/** A model's ratio rests on this many of its most recent counts. */
-export const SAMPLE_LIMIT = 8;
-/**
- * A count more than this many times beyond the bounds measures something other than the text (a
- * cached prompt reported as a few tokens, a one-word prompt that is all framing): not learned from.
- */
-const PLAUSIBLE_SPREAD = 3;
-/** A model's sizing is read from the store again after this long: another instance may have learned since. */
-export const REFRESH_MS = 30_000;
-/** Models an instance keeps the sizing of, least recently used out. */
-const MODEL_LIMIT = 32;
+// Exported here for the tests.
+export { REFRESH_MS, SAMPLE_LIMIT } from '../tunables';
 
 type Kind = 'chars' | 'tokenizer';
 

@@ -2,9 +2,7 @@ import { LRUCache } from 'lru-cache';
 import { type StoredCheckpoint, checkpointKey, checkpointSchema, parseJson } from './format';
 import type { StoreBudget, StoreGuard } from './guard';
 import { recentCache } from './recent';
-
-/** Parsed checkpoints kept in memory, so a step does not re-read and re-parse its checkpoint. */
-const PARSED_LIMIT = 64;
+import { PARSED_LIMIT } from '../tunables';
 
 /**
  * The checkpoints (`cp:<digest>`): read, checked against the entry they were found through, and

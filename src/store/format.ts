@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LEASE_LIMIT, MAX_FAILURES, THREAD_LIMIT } from '../tunables';
 
 /**
  * What the middleware keeps in a store, one JSON string per key:
@@ -184,7 +185,7 @@ const hold = z
     /** `nothing-older`: the covered end a compaction could not pass. */
     end: count.optional(),
     /** `failed`: how many compactions of this conversation have failed in a row. */
-    failures: z.number().int().positive().max(64).optional(),
+    failures: z.number().int().positive().max(MAX_FAILURES).optional(),
   })
   .strict();
 
@@ -261,7 +262,7 @@ export const threadSchema = z
      * same checkpoint waits for it rather than writing its own. A lease ends when its checkpoint is
      * listed, when it is released, or at `until`. Optional: absent when there is none.
      */
-    leases: z.array(lease).max(16).optional(),
+    leases: z.array(lease).max(LEASE_LIMIT).optional(),
     /** The conversation's pace (docs/design.md, "The policy"). Optional: threads written before it existed have none. */
     pace: paceRecord.optional(),
     /** Its summaries' measured times (docs/design.md, "The policy"). Optional, likewise. */
@@ -270,9 +271,6 @@ export const threadSchema = z
   .strict();
 
 export type Thread = z.infer<typeof threadSchema>;
-
-/** How many checkpoints and counts a thread keeps, newest first. */
-export const THREAD_LIMIT = 32;
 
 export function emptyThread(): Thread {
   return { v: FORMAT_VERSION, checkpoints: [], counts: [], holds: [] };
@@ -333,9 +331,6 @@ function unique<T>(items: T[], key: (item: T) => string): T[] {
   const seen = new Set<string>();
   return items.filter((item) => (seen.has(key(item)) ? false : (seen.add(key(item)), true)));
 }
-
-/** How many leases a thread keeps, newest first. */
-const LEASE_LIMIT = 16;
 
 /**
  * Merges a write into a thread: union by identity, newest first, bounded. A lease goes once its

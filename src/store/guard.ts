@@ -3,16 +3,8 @@ import { messageOf } from '../errors';
 import { type MemoryStore, memoryStore } from './memory';
 import { type Sealer, unopenedWarnings } from './seal';
 import type { CompactionStore } from './types';
+import { BACKLOG_LIMIT, PROBE_FIRST_MS, PROBE_MAX_MS, STORE_TIMEOUT_MS, WATCH_MS } from '../tunables';
 
-/** The most one step waits for the store, over all the calls it makes (docs/stores.md, the outage rule). */
-export const STORE_TIMEOUT_MS = 5_000;
-/** The first probe of a store that is down, after this long; each next one after twice as long, up to `PROBE_MAX_MS`. */
-export const PROBE_FIRST_MS = 1_000;
-export const PROBE_MAX_MS = 30_000;
-/** How often the client's own state is looked at while calls are pending (a store with `connected()`). */
-const WATCH_MS = 250;
-/** Keys written while the store was down, remembered to be written to it once it is back (the first written go first). */
-const BACKLOG_LIMIT = 10_000;
 /** What a probe reads: any key does, its value is not used. */
 const PROBE_KEY = 'probe';
 

@@ -4,10 +4,12 @@ import { type Count, type Hold, type Lease, type ModelSizing, type PaceRecord, t
 import { type GuardOptions, type StoreBudget, StoreGuard } from './guard';
 import { Leases } from './lease';
 import { oldestFirst } from './recent';
-import { ThreadRecords, VERIFIED_WRITES } from './threads';
+import { ThreadRecords } from './threads';
 import type { CompactionStore } from './types';
+import { VERIFIED_WRITES } from '../tunables';
 
-export { PROBE_FIRST_MS, PROBE_MAX_MS, STORE_TIMEOUT_MS, StoreBudget } from './guard';
+export { PROBE_FIRST_MS, PROBE_MAX_MS, STORE_TIMEOUT_MS } from '../tunables';
+export { StoreBudget } from './guard';
 
 /** How the Keeper reports and how long it waits (the defaults outside tests). */
 export interface KeeperOptions extends Omit<GuardOptions, 'writeBack'> {

@@ -3,9 +3,7 @@ import type { Lease, StoredCheckpoint, Thread } from './format';
 import type { CheckpointRecords } from './checkpoints';
 import type { StoreBudget, StoreGuard } from './guard';
 import type { ThreadRecords } from './threads';
-
-/** Waits between two reads of a thread while another instance writes the checkpoint it needs. */
-const LEASE_POLL_MS = { first: 200, max: 1_000 } as const;
+import { LEASE_POLL_MS } from '../tunables';
 
 /**
  * The leases in the thread records (docs/stores.md, "One summary for a prefix: the lease"): an

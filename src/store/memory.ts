@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { DEFAULT_MAX_BYTES } from '../tunables';
 import type { CompactionStore } from './types';
 
 /** Options of {@link memoryStore}. */
@@ -16,8 +17,6 @@ export type MemoryStore = CompactionStore & {
   /** Bytes held now (2 per UTF-16 code unit of every live key and value); never above `maxBytes`. */
   readonly bytes: () => number;
 };
-
-const DEFAULT_MAX_BYTES = 50 * 1024 * 1024;
 
 /**
  * TTL clock: wall-clock milliseconds, like the expiry of a Redis key. Looked up on every call

@@ -1,7 +1,8 @@
 import { LRUCache } from 'lru-cache';
+import { RECENT_LIMIT } from '../tunables';
 
-/** How many threads and checkpoints `state()` holds: the latest this instance wrote or read. */
-export const RECENT_LIMIT = 8;
+// How many threads and checkpoints `state()` holds (tunables.ts), exported here for the tests.
+export { RECENT_LIMIT } from '../tunables';
 
 /**
  * A bounded cache of values by digest: `set` makes an entry the newest and, past `max`, drops the

@@ -1,3 +1,4 @@
+import { DEFAULT_TTL_SECONDS } from '../tunables';
 import type { CompactionStore } from './types';
 
 /**
@@ -43,7 +44,6 @@ export interface RedisStoreOptions {
 }
 
 const DEFAULT_PREFIX = 'ai-compaction:';
-const DEFAULT_TTL_SECONDS = 7 * 24 * 60 * 60;
 
 function isPositiveInteger(value: unknown): value is number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value > 0;

@@ -1,4 +1,8 @@
 import { bytesToBase64 } from '../prompt/canonical';
+import { MAX_SEALED_TEXT, UNOPENED_WARNING_INTERVAL_MS } from '../tunables';
+
+// How often values that do not open are warned about (tunables.ts), exported here for the tests.
+export { UNOPENED_WARNING_INTERVAL_MS } from '../tunables';
 
 /**
  * Sealed values (option `secret`, docs/stores.md): every value the middleware writes to a store is
@@ -12,9 +16,6 @@ import { bytesToBase64 } from '../prompt/canonical';
  */
 export const SEALED_PREFIX = 'acs1.';
 
-/** The shortest secret accepted: 32 characters. */
-export const SECRET_MIN_LENGTH = 32;
-
 /** The kinds of value kept, each sealed with its own key: what a warning about a value names. */
 export type ValueKind = 'checkpoint' | 'thread record' | 'sizing record' | 'state';
 
@@ -22,10 +23,17 @@ export type ValueKind = 'checkpoint' | 'thread record' | 'sizing record' | 'stat
 export const STATE_KEY = 'state';
 
 /**
- * The longest value opened, in characters: a sealed value of 16 MiB of text at most (3 bytes a
- * character at worst, base64). A longer one is not decoded at all: it does not open.
+ * The AES-GCM nonce (96 bits, the size GCM is specified for) and authentication tag (128 bits, Web
+ * Crypto's default): fixed by the format of a sealed value, not tunable.
  */
-export const MAX_SEALED_LENGTH = SEALED_PREFIX.length + Math.ceil((12 + 16 + 3 * 16 * 2 ** 20) / 3) * 4;
+const NONCE_BYTES = 12;
+const TAG_BYTES = 16;
+
+/**
+ * The longest value opened, in characters: a sealed value of `MAX_SEALED_TEXT` (16 MiB) of text at
+ * most (3 bytes a character at worst, base64). A longer one is not decoded at all: it does not open.
+ */
+export const MAX_SEALED_LENGTH = SEALED_PREFIX.length + Math.ceil((NONCE_BYTES + TAG_BYTES + 3 * MAX_SEALED_TEXT) / 3) * 4;
 
 /** The kind of value a store key holds (`cp:`, `thread:`, `sizing:`, or a sealed `state()`). */
 export function kindOf(key: string): ValueKind {
@@ -42,7 +50,6 @@ export interface Sealer {
   open(key: string, sealed: string): Promise<string | undefined>;
 }
 
-const NONCE_BYTES = 12;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: true });
 const SALT = encoder.encode('ai-compaction/seal');
@@ -80,7 +87,7 @@ export function createSealer(secrets: readonly string[], prefix = ''): Sealer {
       if (!sealed.startsWith(SEALED_PREFIX) || sealed.length > MAX_SEALED_LENGTH) return undefined;
       const bytes = base64ToBytes(sealed.slice(SEALED_PREFIX.length));
       // A nonce and the 16-byte tag at least.
-      if (bytes === undefined || bytes.length < NONCE_BYTES + 16) return undefined;
+      if (bytes === undefined || bytes.length < NONCE_BYTES + TAG_BYTES) return undefined;
       const nonce = bytes.subarray(0, NONCE_BYTES);
       const data = bytes.subarray(NONCE_BYTES);
       const additionalData = encoder.encode(prefix + storeKey);
@@ -97,9 +104,6 @@ export function createSealer(secrets: readonly string[], prefix = ''): Sealer {
     },
   };
 }
-
-/** The most often a warning about values that do not open is given, per kind: once a minute. */
-export const UNOPENED_WARNING_INTERVAL_MS = 60_000;
 
 /**
  * Warns about values that do not open (docs/stores.md, "Sealed values"): the first of each kind at

@@ -3,9 +3,10 @@ import { type Count, type Thread, type ThreadPatch, checkpointKey, emptyThread, 
 import type { StoreBudget, StoreGuard } from './guard';
 import type { MemoryStore } from './memory';
 import { recentCache } from './recent';
+import { VERIFIED_WRITES } from '../tunables';
 
-/** Writes of a checkpoint or hold to a thread, each read back to see it was not lost to a concurrent write. */
-export const VERIFIED_WRITES = 3;
+// Writes of a checkpoint or hold to a thread, each read back (tunables.ts), exported here for the tests.
+export { VERIFIED_WRITES } from '../tunables';
 
 /** How a patch is written to a thread. */
 export interface ThreadWrite {
