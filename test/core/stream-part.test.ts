@@ -71,8 +71,8 @@ function shown(record: CompactionRecord | undefined) {
 }
 
 /** The step's `providerMetadata.compaction`, which the call carries too. */
-function metadata({ reason, kind, messagesCovered, tokensBefore, tokensAfter, summary, usage }: CompactionRecord) {
-  return { reason, kind, messagesCovered, tokensBefore, tokensAfter, summary, usage };
+function metadata({ reason, rule, kind, messagesCovered, tokensBefore, tokensAfter, summary, usage }: CompactionRecord) {
+  return { reason, rule, kind, messagesCovered, tokensBefore, tokensAfter, summary, usage };
 }
 
 const ownParts = (prompt: readonly Message[]) =>
