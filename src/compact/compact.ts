@@ -149,7 +149,7 @@ async function reuseOrRun(engine: Engine, job: Job): Promise<Made> {
   if (existing === undefined || existing.clear !== undefined || !readableBy(existing, modelKey(model))) return runLeased(engine, job);
   // Prepared again (by another instance, or before a restart): listed as prepared, still held back.
   if (job.prepare === true && view.threadDigest !== undefined) {
-    await engine.keeper.savePrepared(view.threadDigest, existing, view.budget, job.catchUp === true);
+    await engine.keeper.savePrepared(view.threadDigest, existing, view.budget, job.catchUp === true, job.through !== undefined);
     return { checkpoint: existing, prepared: true };
   }
   // One prepared ahead and still held back (docs/design.md, "Preparing ahead"): this step is the
@@ -221,7 +221,7 @@ async function make(engine: Engine, job: Job, costs: Meter): Promise<Made> {
 }
 
 /** Makes the checkpoint, its requests under `deadline` (`asked`: the view whose params carry its signal; `view`: the step's own). */
-async function makeBy(engine: Engine, { view: asked, reason, model, window, target, limit, digest, plan, prepare = false, catchUp = false, carried, rule }: Job, costs: Meter, deadline: Deadline, view: StepView): Promise<Made> {
+async function makeBy(engine: Engine, { view: asked, reason, model, window, target, limit, digest, plan, prepare = false, catchUp = false, carried, rule, through }: Job, costs: Meter, deadline: Deadline, view: StepView): Promise<Made> {
   const { settings } = engine;
   const { from, end } = plan;
   // What stays live cannot fit the window beside any checkpoint: no summary request is made for it.
@@ -332,7 +332,7 @@ async function makeBy(engine: Engine, { view: asked, reason, model, window, targ
     // Reported by the step that first sends it, with that step's sizes and this cost (sendPrepared),
     // which travels with it in the store: another instance may be the one to send it.
     const prepared: StoredCheckpoint = { ...checkpoint, usage: costs.usage() };
-    const saved = view.threadDigest !== undefined && (await engine.keeper.savePrepared(view.threadDigest, prepared, view.budget, catchUp));
+    const saved = view.threadDigest !== undefined && (await engine.keeper.savePrepared(view.threadDigest, prepared, view.budget, catchUp, through !== undefined));
     if (!saved) engine.warn('ai-compaction: the checkpoint prepared ahead could not be stored; the step at the ceiling will compact');
     return { checkpoint: prepared, prepared: true };
   }

@@ -262,7 +262,7 @@ export async function alreadyPrepared(engine: Engine, view: StepView, from: numb
   for (const ref of [...(view.thread?.prepared ?? []), ...liveLeases(view.thread, engine.keeper.owner, engine.clock.now())]) {
     if (ref.length > end || !(await view.digests!.hasPrefix(ref))) continue;
     if (ref.length >= from + 1) found.live = true;
-    if (ref.length >= end) found.whole = true;
+    if (ref.length >= end || (ref as { whole?: true }).whole === true) found.whole = true;
   }
   return found;
 }

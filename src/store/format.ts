@@ -139,6 +139,12 @@ const checkpointRef = z
      * step after it is ready sends it, under the ceiling too.
      */
     catchUp: z.literal(true).optional(),
+    /**
+     * Prepared as the compaction of its step's whole conversation, one step ahead (docs/design.md,
+     * "Preparing ahead"): every instance then knows that the next steps send it, and prepares no
+     * other one of the whole conversation while it stands.
+     */
+    whole: z.literal(true).optional(),
   })
   .strict();
 

@@ -100,14 +100,14 @@ export class Keeper {
    * thread's prepared ones, not among the checkpoints steps find: it is held back until a step at
    * the ceiling promotes it.
    */
-  async savePrepared(threadDigest: string, checkpoint: StoredCheckpoint, budget: StoreBudget, catchUp = false): Promise<boolean> {
+  async savePrepared(threadDigest: string, checkpoint: StoredCheckpoint, budget: StoreBudget, catchUp = false, whole = false): Promise<boolean> {
     if (!(await this.checkpoints.write(checkpoint, budget))) return false;
-    return this.markPrepared(threadDigest, checkpoint, budget, catchUp);
+    return this.markPrepared(threadDigest, checkpoint, budget, catchUp, whole);
   }
 
   /** Lists a stored checkpoint among its thread's prepared ones; `catchUp`: the first step after it sends it (not held back). */
-  markPrepared(threadDigest: string, ref: { length: number; digest: string }, budget: StoreBudget, catchUp = false): Promise<boolean> {
-    const entry = { length: ref.length, digest: ref.digest, ...(catchUp ? { catchUp: true as const } : {}) };
+  markPrepared(threadDigest: string, ref: { length: number; digest: string }, budget: StoreBudget, catchUp = false, whole = false): Promise<boolean> {
+    const entry = { length: ref.length, digest: ref.digest, ...(catchUp ? { catchUp: true as const } : {}), ...(whole ? { whole: true as const } : {}) };
     return this.threads.update(threadDigest, { prepared: [entry] }, budget, { attempts: VERIFIED_WRITES });
   }
 
