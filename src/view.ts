@@ -8,7 +8,8 @@ import { PrefixDigests, sha256Hex } from './prompt/hash';
 import type { CallOptions, Message, SystemMessage } from './prompt/types';
 import { type Estimator, type Measure, estimateMessages, estimatePrompt, measurePrompt, toTokens, windowEstimator } from './sizing/estimate';
 import type { Keeper, StoreBudget } from './store/keeper';
-import { type Count, type PaceRecord, type StoredCheckpoint, type Thread, mergeThreads, readableBy } from './store/format';
+import { type Count, type PaceRecord, type StoredCheckpoint, type Thread, readableBy } from './store/format';
+import { mergeThreads } from './store/merge';
 import type { CompactionRecord } from './types';
 
 /** One step as the middleware sees it: the caller's conversation, its checkpoint, what goes out, its size. */

@@ -12,19 +12,20 @@ import { charsPerTokenOf, estimateMessages } from '../sizing/estimate';
 import { type StoredCheckpoint, readableBy } from '../store/format';
 import { startCompactionSpan } from '../telemetry/spans';
 import { MIN_SUMMARY_ROOM } from '../tunables';
-import type { CompactionReason, CompactionRecord, CompactionRule, CompactionUsage } from '../types';
+import type { CompactionReason, CompactionRule, CompactionUsage } from '../types';
 import { type Deadline, deadlineAt, summaryDeadline } from './deadline';
 export { summaryDeadline } from './deadline';
 import { type StepView, totalSize, withCheckpoint } from '../view';
 import { clearFirst } from './clear';
-import { type Meter, addUsage, meter, noUsage } from './cost';
+import { type Meter, addUsage, meter } from './cost';
 import { type Made, singleFlight } from './flight';
 import { leaseOrWait, releaseLease } from './lease';
 import { measuredSummary } from './measured';
 import { placeHold } from './holds';
 import { keptUserMessages, nativeItem } from './native';
 import { type CompactionPlan, expectedSummary, identifierAllowance, planOf, recordAllowance, sizedFor, summaryLimit, userMessageAllowance, userWordsAllowance } from './plan';
-import { announce } from './report';
+import { announce, kindOf, reportOf, ruleOf } from './report';
+import { sendPrepared } from './send-prepared';
 
 /** What a compaction is asked to do. */
 export interface CompactRequest {
@@ -346,77 +347,10 @@ async function makeBy(engine: Engine, { view: asked, reason, model, window, targ
   return { checkpoint, report };
 }
 
-/** The rule a compaction asked for without one is named after (overflow recovery, a manual compaction, the ceiling). */
-export function ruleOf(reason: CompactionReason): CompactionRule {
-  return reason === 'auto' ? 'ceiling' : reason;
-}
-
-/** What a checkpoint made by a summary request or by the provider is. */
-function kindOf(checkpoint: StoredCheckpoint): 'summary' | 'native' {
-  return checkpoint.native === undefined ? 'summary' : 'native';
-}
-
-/** What `last()` returns and `onCompaction` receives for a summary (or a provider's item) that a step sent. */
-function reportOf(checkpoint: StoredCheckpoint, reason: CompactionReason, rule: CompactionRule, tokensBefore: number, tokensAfter: number, usage: CompactionUsage): CompactionRecord {
-  const { native } = checkpoint;
-  return {
-    reason,
-    rule,
-    kind: kindOf(checkpoint),
-    messagesCovered: checkpoint.length,
-    tokensBefore,
-    tokensAfter,
-    summary: checkpoint.summary,
-    record: checkpoint.record,
-    ...(native === undefined ? {} : { native: { provider: native.provider, item: native.part } }),
-    usage,
-  };
-}
-
 /** The caller's conversation with the tool outputs its clearing replaced, if its checkpoint is one. */
 function asSent(view: StepView): Message[] {
   const clear = view.checkpoint?.clear;
   return clear === undefined ? view.conversation : clearToolOutputs(view.conversation, clear.from, view.checkpoint!.length).messages;
-}
-
-/**
- * Makes a checkpoint prepared ahead (docs/design.md, "Preparing ahead") this conversation's
- * checkpoint, as the step about to send it for the first time: it is listed among the checkpoints
- * steps find; `placed` is this step's view with it. Reported by `reportPrepared` once it is sure
- * to go out.
- */
-async function promotePrepared(engine: Engine, view: StepView, placed: StepView): Promise<StepView> {
-  const { conversation, digests } = view;
-  const checkpoint = placed.checkpoint!;
-  // Where it left the prompt: the next one is prepared from there (`preparingFrom`, docs/design.md,
-  // "Preparing ahead").
-  const sent = digests === undefined ? undefined : { length: conversation.length, digest: await digests.of(conversation.length) };
-  if (view.threadDigest !== undefined && !(await engine.keeper.promote(view.threadDigest, checkpoint, sent, view.budget))) {
-    engine.warn('ai-compaction: the checkpoint prepared ahead could not be stored as sent; this step uses it, later steps may compact again');
-  }
-  return placed;
-}
-
-/**
- * Reports a prepared checkpoint on the step that first sends it (`next`, placed from `view`), with
- * why that step compacted: `last()`, `onCompaction`, its metadata.
- */
-function reportPrepared(engine: Engine, view: StepView, next: StepView, rule: CompactionRule, reason: CompactionReason = next.checkpoint!.reason): StepView {
-  const checkpoint = next.checkpoint!;
-  // What it cost in the background; a checkpoint prepared by an older version kept no count.
-  const usage = checkpoint.usage ?? noUsage();
-  const report: CompactionRecord = { ...reportOf(checkpoint, reason, rule, totalSize(view), totalSize(next), usage), prepared: true };
-  announce(engine, report);
-  next.compaction = report;
-  return next;
-}
-
-/**
- * A prepared checkpoint sent by this step for the first time (`placed`: this step's view with it in
- * place, `withCheckpoint`): promoted, and reported here.
- */
-export async function sendPrepared(engine: Engine, view: StepView, placed: StepView, rule: CompactionRule, reason?: CompactionReason): Promise<StepView> {
-  return reportPrepared(engine, view, await promotePrepared(engine, view, placed), rule, reason);
 }
 
 /**

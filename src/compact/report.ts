@@ -1,6 +1,7 @@
 import { type Engine, ownState } from '../engine';
 import { messageOf } from '../errors';
-import type { CompactionRecord, CompactionUsage } from '../types';
+import type { StoredCheckpoint } from '../store/format';
+import type { CompactionReason, CompactionRecord, CompactionRule, CompactionUsage } from '../types';
 
 /** The last compaction an instance made known, for `last()`. */
 const reported = ownState((): { last?: CompactionRecord } => ({}));
@@ -41,4 +42,31 @@ function costOf(usage: CompactionUsage): string {
   if (usage.inputTokens === undefined && usage.outputTokens === undefined) parts.push('no tokens reported');
   parts.push(`${usage.durationMs} ms`);
   return parts.join(', ');
+}
+
+/** The rule a compaction asked for without one is named after (overflow recovery, a manual compaction, the ceiling). */
+export function ruleOf(reason: CompactionReason): CompactionRule {
+  return reason === 'auto' ? 'ceiling' : reason;
+}
+
+/** What a checkpoint made by a summary request or by the provider is. */
+export function kindOf(checkpoint: StoredCheckpoint): 'summary' | 'native' {
+  return checkpoint.native === undefined ? 'summary' : 'native';
+}
+
+/** What `last()` returns and `onCompaction` receives for a summary (or a provider's item) that a step sent. */
+export function reportOf(checkpoint: StoredCheckpoint, reason: CompactionReason, rule: CompactionRule, tokensBefore: number, tokensAfter: number, usage: CompactionUsage): CompactionRecord {
+  const { native } = checkpoint;
+  return {
+    reason,
+    rule,
+    kind: kindOf(checkpoint),
+    messagesCovered: checkpoint.length,
+    tokensBefore,
+    tokensAfter,
+    summary: checkpoint.summary,
+    record: checkpoint.record,
+    ...(native === undefined ? {} : { native: { provider: native.provider, item: native.part } }),
+    usage,
+  };
 }

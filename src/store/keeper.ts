@@ -1,6 +1,7 @@
 import { type Clock, realClock } from '../clock';
 import { CheckpointRecords } from './checkpoints';
-import { type Count, type Hold, type Lease, type ModelSizing, type PaceRecord, type StoredCheckpoint, type Thread, type ThreadPatch, checkpointKey, parseJson, sizingKey, sizingSchema } from './format';
+import { type Count, type Hold, type Lease, type ModelSizing, type PaceRecord, type StoredCheckpoint, type Thread, checkpointKey, parseJson, sizingKey, sizingSchema } from './format';
+import type { ThreadPatch } from './merge';
 import { type GuardOptions, type StoreBudget, StoreGuard } from './guard';
 import { Leases } from './lease';
 import { oldestFirst } from './recent';
@@ -127,7 +128,7 @@ export class Keeper {
   }
 
   /** Writes what the policy measured of a thread's conversation (its pace, its summaries' times: docs/design.md, "The policy"), for every instance. */
-  async saveMeasures(threadDigest: string, patch: Pick<ThreadPatch, 'pace' | 'summaries'>, budget: StoreBudget): Promise<boolean> {
+  async saveMeasures(threadDigest: string, patch: Partial<Pick<ThreadPatch, 'pace' | 'summaries'>>, budget: StoreBudget): Promise<boolean> {
     return this.threads.update(threadDigest, patch, budget);
   }
 

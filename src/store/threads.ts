@@ -1,5 +1,6 @@
 import type { Clock } from '../clock';
-import { type Count, type Thread, type ThreadPatch, checkpointKey, emptyThread, mergeThreads, parseJson, threadHas, threadKey, threadSchema } from './format';
+import { type Count, type Thread, checkpointKey, emptyThread, parseJson, threadKey, threadSchema } from './format';
+import { type ThreadPatch, mergeThreads, threadHas } from './merge';
 import type { StoreBudget, StoreGuard } from './guard';
 import type { MemoryStore } from './memory';
 import { recentCache } from './recent';
