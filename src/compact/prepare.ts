@@ -261,8 +261,8 @@ export async function alreadyPrepared(engine: Engine, view: StepView, from: numb
     if (entry.whole) found.whole = true;
   }
   for (const ref of [...(view.thread?.prepared ?? []), ...liveLeases(view.thread, engine.keeper.owner, engine.clock.now())]) {
-    if (ref.length > end || !(await view.digests!.hasPrefix(ref))) continue;
-    if (ref.length >= from + 1) found.live = true;
+    if (ref.length <= from || ref.length > end || !(await view.digests!.hasPrefix(ref))) continue;
+    found.live = true;
     if (ref.length >= end || (ref as { whole?: true }).whole === true) found.whole = true;
   }
   return found;
