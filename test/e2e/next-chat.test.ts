@@ -445,7 +445,7 @@ function summaryRequestsSince(mark: number, name: string, notices: number): numb
 }
 
 /** The server's log lines of compactions since `mark` (lib/model.ts logs through console). */
-const compactionLines = (mark: number) => app.output().slice(mark).match(/ai-compaction: compacted \d+ messages \(auto(, prepared ahead)?\)/g) ?? [];
+const compactionLines = (mark: number) => app.output().slice(mark).match(/ai-compaction: compacted \d+ messages \(auto, rule [a-z-]+(, prepared ahead)?\)/g) ?? [];
 
 describe('examples/next-chat in Chromium', () => {
   for (const [path, name] of [
@@ -576,7 +576,7 @@ describe('examples/next-chat in Chromium', () => {
   it("hands the checkpoints prepared in the background to after() (or the Edge runtime's waitUntil) without a warning", () => {
     // lib/model.ts logs through console: one line per compaction, a warning per failure.
     const output = app.output();
-    expect(output).toMatch(/ai-compaction: compacted \d+ messages \(auto, prepared ahead\)/);
+    expect(output).toMatch(/ai-compaction: compacted \d+ messages \(auto, rule [a-z-]+, prepared ahead\)/);
     expect(output).not.toContain('waitUntil refused');
     expect(output).not.toContain('in the background failed');
   });
