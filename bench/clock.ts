@@ -13,7 +13,8 @@
  *
  * Quiescence, exactly. The scheduler looks in a `setImmediate` callback, when the microtask queue
  * is empty (Node drains it after every callback): what is left is what the event loop still holds
- * (`process.getActiveResourcesInfo()`: timers, immediates, I/O requests) and work on the thread
+ * (`process.getActiveResourcesInfo()`: timers, immediates, I/O requests; and the timers made
+ * through the globals, counted from the first clock on, unref'd ones too) and work on the thread
  * pool, which that list does not show. Only stdio and IPC handles may remain (a handle alone runs
  * nothing; a request on it, such as a write, is listed on its own). The thread pool's work in a
  * benchmark is Web Crypto (the middleware hashes with `crypto.subtle.digest`): the clock takes it
@@ -56,8 +57,12 @@ const HANDLES = new Set(['PipeWrap', 'TTYWrap', 'MessagePort', 'SignalWrap', 'Pr
 const STUCK_MS = 10_000;
 
 const clocks: State[] = [];
-/** The host's own resources (`hostKeeps`). */
-const hostResources = new Map<string, number>();
+/** Timers and immediates made through the globals since the first clock was made, not yet run or cleared. */
+const timers = new Set<object>();
+/** Whether the host keeps timers of its own (`hostKeepsTimers`). */
+let hostTimers = false;
+/** The event loop's own `setImmediate`, for the scheduler's looks (not counted as work). */
+const immediate = globalThis.setImmediate;
 let order = 0;
 let looking = false;
 let offThread = 0;
@@ -66,6 +71,7 @@ let busySince: number | undefined;
 /** A new virtual clock (see the top of this file). Clocks made side by side share the scheduler; each has its own time. */
 export function virtualClock(start = EPOCH): VirtualClock {
   keepCryptoInThread();
+  countTimers();
   const state: State = { time: start, sleepers: [] };
   clocks.push(state);
   return {
@@ -99,20 +105,20 @@ export function virtualClock(start = EPOCH): VirtualClock {
 }
 
 /**
- * Resources of the event loop the host keeps for itself throughout, by
- * `process.getActiveResourcesInfo()` name (a test runner's timeout timer): that many of each are
- * not counted as work from now on. None in a benchmark.
- *
- *   beforeAll(() => hostKeeps(process.getActiveResourcesInfo()));
+ * The host keeps timers of its own throughout (a test runner's timeouts, made through timer
+ * functions it saved before): from now on the only timers and immediates counted as work are those
+ * made through the globals `setTimeout`, `setInterval` and `setImmediate` since the first clock was
+ * made (every other resource of the event loop still counts). Not in a benchmark, where every
+ * timer counts.
  */
-export function hostKeeps(names: readonly string[]): void {
-  for (const [name, count] of counts(names.filter((name) => !HANDLES.has(name)))) hostResources.set(name, Math.max(count, hostResources.get(name) ?? 0));
+export function hostKeepsTimers(): void {
+  hostTimers = true;
 }
 
 function lookSoon(): void {
   if (looking) return;
   looking = true;
-  setImmediate(look);
+  immediate(look);
 }
 
 /** One look of the scheduler: when the process is quiescent, wakes the one sleeper due first. */
@@ -143,16 +149,53 @@ function look(): void {
 /** What the process is still doing besides sleeping on a virtual clock (a description), or undefined when it is quiescent. */
 function busy(): string | undefined {
   if (offThread > 0) return `${offThread} Web Crypto call(s) on the thread pool`;
-  const pending = counts(process.getActiveResourcesInfo().filter((name) => !HANDLES.has(name)));
-  const work = [...pending].filter(([name, count]) => count > (hostResources.get(name) ?? 0));
-  return work.length === 0 ? undefined : work.map(([name, count]) => `${count} ${name}`).join(', ');
+  if (timers.size > 0) return `${timers.size} timer(s)`;
+  const work = process.getActiveResourcesInfo().filter((name) => !HANDLES.has(name) && !(hostTimers && (name === 'Timeout' || name === 'Immediate')));
+  return work.length === 0 ? undefined : work.join(', ');
 }
 
-function counts(names: readonly string[]): Map<string, number> {
-  const map = new Map<string, number>();
-  for (const name of names) map.set(name, (map.get(name) ?? 0) + 1);
-  return map;
+/** Counts the timers made through the globals while they are pending (`timers`), from the first clock on. */
+function countTimers(): void {
+  const global = globalThis as typeof globalThis & { [COUNTED]?: true };
+  if (global[COUNTED]) return;
+  global[COUNTED] = true;
+  const { setTimeout, setInterval, setImmediate, clearTimeout, clearInterval, clearImmediate } = globalThis;
+  const done = (timer: object | undefined) => {
+    if (timer !== undefined && timers.delete(timer)) lookSoon();
+  };
+  // a timer cleared by its number (`+timer`) is found among those pending
+  const byNumber = (id: unknown) => (typeof id === 'object' && id !== null ? id : [...timers].find((timer) => Number(timer) === id));
+  const once = <A extends unknown[]>(make: (run: (...args: A) => void, ...rest: never[]) => object) =>
+    ((callback: (...args: A) => void, ...rest: never[]) => {
+      const timer: object = make((...args: A) => {
+        done(timer);
+        callback(...args);
+      }, ...rest);
+      timers.add(timer);
+      return timer;
+    }) as never;
+  globalThis.setTimeout = Object.assign(once(setTimeout as never), setTimeout);
+  globalThis.setImmediate = Object.assign(once(setImmediate as never), setImmediate);
+  globalThis.setInterval = ((callback: (...args: unknown[]) => void, ...rest: never[]) => {
+    const timer = setInterval(callback, ...rest);
+    timers.add(timer);
+    return timer;
+  }) as never;
+  globalThis.clearTimeout = (id) => {
+    done(byNumber(id));
+    clearTimeout(id);
+  };
+  globalThis.clearInterval = (id) => {
+    done(byNumber(id));
+    clearInterval(id);
+  };
+  globalThis.clearImmediate = (id) => {
+    done(id);
+    clearImmediate(id);
+  };
 }
+
+const COUNTED = Symbol('ai-compaction.bench.timersCounted');
 
 const DIGESTS: Record<string, string> = { 'SHA-1': 'sha1', 'SHA-256': 'sha256', 'SHA-384': 'sha384', 'SHA-512': 'sha512' };
 

@@ -17,7 +17,7 @@ import {
   tallyRecall,
   waitedForSummary,
 } from '../../bench/chat';
-import { hostKeeps } from '../../bench/clock';
+import { hostKeepsTimers } from '../../bench/clock';
 import { baselineAt } from '../../bench/baseline';
 import { compacting, noMiddleware, quantile } from '../../bench/strategies';
 import { chatSession } from '../support/provider-server';
@@ -148,7 +148,7 @@ describe('a short chat through the real client', () => {
   // 50 turns of smaller pastes at an 8,000 window: it compacts twice; each run on a virtual clock
   const options = { window: 8_000, turns: 50, pasteChars: [1_500, 3_000] as [number, number], seed: 1 };
   const questions = chatSession({ seed: 1, turns: 50, pasteChars: [1_500, 3_000] }).filter((turn) => turn.kind === 'question').length;
-  beforeAll(() => hostKeeps(process.getActiveResourcesInfo()));
+  beforeAll(() => hostKeepsTimers());
 
   it('the control, no middleware in a window nothing fills, answers every question right', async () => {
     const run = await runChat(noMiddleware, { ...options, window: LARGE_WINDOW, pauses: new Array(50).fill(60_000) });

@@ -1,10 +1,10 @@
 import type { LanguageModelMiddleware } from 'ai';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { hostKeeps, virtualClock } from '../../bench/clock';
+import { hostKeepsTimers, virtualClock } from '../../bench/clock';
 import { keepTaskAndLast, summarizeOlder, timed } from '../../bench/strategies';
 
 describe('timed', () => {
-  beforeAll(() => hostKeeps(process.getActiveResourcesInfo()));
+  beforeAll(() => hostKeepsTimers());
 
   it('times the compacting steps, the others, and how long the agent ran before each compaction, on the run\'s clock', async () => {
     const clock = virtualClock();
