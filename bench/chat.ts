@@ -41,7 +41,7 @@ import { baselineAt, baselineFromEnv, type Baseline } from './baseline';
 import { virtualClock } from './clock';
 import { type Usage, COST_COLUMNS, COST_NOTE, costCells, costOf, usageOf } from './cost';
 import { inChildren } from './pool';
-import { localProvider } from './provider';
+import { localProvider, SPEED } from './provider';
 import { type Strategy, compacting, noMiddleware, printTable, quantile, slidingWindow, summarizingAtCeiling, tokens } from './strategies';
 
 /**
@@ -60,8 +60,8 @@ export const TURNS = 150;
 export const PASTE_CHARS: [number, number] = [2_000, 8_000];
 /** Messages the hand-written strategies keep verbatim: ten turns. */
 export const KEEP = 20;
-/** A real model's speed: 5,000 prompt tokens a second (those read from the prompt cache take no time), 60 output tokens a second. */
-export const SPEED: Speed = { promptTokensPerSecond: 5_000, outputTokensPerSecond: 60 };
+/** A real model's speed (provider.ts). */
+export { SPEED } from './provider';
 
 /** A person's pace: the pause before each turn, 20 to 120 s; now and then (6 % of turns) a break of 6 to 30 minutes. */
 export const PACE = { pauseMs: [20_000, 120_000], breakShare: 0.06, breakMs: [6 * 60_000, 30 * 60_000] } as const;

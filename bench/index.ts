@@ -29,6 +29,7 @@ const BENCHMARKS: Benchmark[] = [
   { name: 'clearing', load: () => import('./session').then((session) => ({ run: session.runClearing })) },
   { name: 'load', load: () => import('./load') },
   { name: 'continuity', load: () => import('./continuity') },
+  { name: 'continuity-paced', load: () => import('./continuity-paced') },
   { name: 'budget', load: () => import('./budget') },
   { name: 'chat', load: () => import('./chat') },
   { name: 'store', load: () => import('./store') },

@@ -17,15 +17,11 @@
 import type { Speed, SummaryMode } from '../test/support/provider-server';
 import { type ContinuityRun, WINDOW, runContinuity } from './continuity';
 import { COST_COLUMNS, COST_NOTE, costCells } from './cost';
+import { SPEED } from './provider';
 import { type Row, runStrategy, SESSION_SEED } from './session';
 import { compacting, milliseconds, percent, printTable, quantile, tokens } from './strategies';
 import { ceiling } from '../src/sizing/ceiling';
 
-/**
- * A real model's speed: 5,000 prompt tokens a second (those read from the prompt cache take no
- * time) and 60 output tokens a second. A summary of ~800 tokens then takes about 14 s.
- */
-const SPEED: Speed = { promptTokensPerSecond: 5_000, outputTokensPerSecond: 60 };
 /** Another session of the same shape as the session benchmark's (`SESSION_SEED`). */
 const OTHER_SEED = 12;
 /** A smaller model's speed for the `summarizer` option: four times as fast at both (its prompt cache is its own). */

@@ -10,7 +10,7 @@
  *   ... provider.requests ...
  */
 import { createOpenAI, type OpenAIProvider } from '@ai-sdk/openai';
-import { createProvider, IN_PROCESS_URL, type Provider, type ProviderServerOptions } from '../test/support/provider-server';
+import { createProvider, IN_PROCESS_URL, type Provider, type ProviderServerOptions, type Speed } from '../test/support/provider-server';
 import type { VirtualClock } from './clock';
 
 /** The provider in process, and an OpenAI client whose requests it answers. */
@@ -18,3 +18,10 @@ export function localProvider(options: Omit<ProviderServerOptions, 'port' | 'hos
   const provider = createProvider(options);
   return { ...provider, openai: createOpenAI({ baseURL: IN_PROCESS_URL, apiKey: 'local', fetch: provider.fetch }) };
 }
+
+/**
+ * A real model's speed, the pace of every paced benchmark: 5,000 prompt tokens a second (those read
+ * from the prompt cache take no time) and 60 output tokens a second. A summary of ~800 tokens then
+ * takes about 14 s.
+ */
+export const SPEED: Speed = { promptTokensPerSecond: 5_000, outputTokensPerSecond: 60 };
