@@ -13,7 +13,7 @@ import { createProjectTools, projectToolDescriptions, type Speed } from '../test
 import { virtualClock } from './clock';
 import { type Usage, COST_COLUMNS, COST_NOTE, costCells, usageOf } from './cost';
 import { localProvider } from './provider';
-import { type Strategy, clearingAlone, compacting, keepingLast, noMiddleware, pacedMs, percent, printTable, slidingWindow, summarizingAtCeiling, summarizingOlder, timed, tokens, totalSeconds } from './strategies';
+import { type Strategy, clearingAlone, compacting, keepingLast, noMiddleware, pacedMs, percent, printTable, slidingWindow, summarizingAtCeiling, summarizingOlder, timed, tokens } from './strategies';
 
 export const WINDOW = 128_000;
 const TURNS = 10;
@@ -296,17 +296,16 @@ export async function runClearing(): Promise<void> {
         ...costCells(row.usage),
         tokens(row.billed * (1 - row.cachedAll)),
         tokens(row.summaryOutput),
-        totalSeconds(row.compactingMs),
       ]);
     }
   }
   console.log(`\nClearing old tool results: the ${TURNS * STEPS_PER_TURN}-step session, window ${WINDOW.toLocaleString('en-US')}, ceiling ${CEILING.toLocaleString('en-US')}`);
   printTable(
-    ['strategy', 'summaries', 'steps', 'errors', 'overflows', 'clears / summaries', 'summary req', 'repeated calls', 'mean/ceiling', 'max/ceiling', ...COST_COLUMNS, 'not cached', 'summary output', 'compacting steps'],
+    ['strategy', 'summaries', 'steps', 'errors', 'overflows', 'clears / summaries', 'summary req', 'repeated calls', 'mean/ceiling', 'max/ceiling', ...COST_COLUMNS, 'not cached', 'summary output'],
     rows,
   );
   console.log(
-    `"not cached": input less what the provider read from its prompt cache; "summary output": tokens the summaries took to write (a step waits for them, at 50 to 100 a second); "compacting steps": time in transformParams of the steps that compacted, against the local provider.\nCost at cache prices: ${COST_NOTE}.`,
+    `"not cached": input less what the provider read from its prompt cache; "summary output": tokens the summaries took to write (a step waits for them, at 50 to 100 a second: the waits at a real model's pace are the prepare benchmark's).\nCost at cache prices: ${COST_NOTE}.`,
   );
 }
 

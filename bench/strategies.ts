@@ -362,8 +362,6 @@ export function quantile(values: readonly number[], share: number): number | und
 /** A duration: "14.2 s" from a second, else "12.0 ms"; "-" for none. */
 export const milliseconds = (value: number | undefined) => (value === undefined ? '-' : value >= 1_000 ? `${(value / 1_000).toFixed(1)} s` : `${value.toFixed(1)} ms`);
 
-/** Seconds in all of `ms` ("0.09 s"). */
-export const totalSeconds = (ms: readonly number[]) => `${(ms.reduce((sum, each) => sum + each, 0) / 1000).toFixed(2)} s`;
 
 /** The time the provider took to answer each summary request (or each step), where it paced its replies (`speed`), in milliseconds. */
 export const pacedMs = (requests: readonly RecordedRequest[], summaries: boolean): number[] =>
