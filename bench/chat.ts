@@ -9,21 +9,19 @@
  * question after the chat broke is unanswered).
  *
  * At a person's pace: 20 to 120 s between turns, and now and then a break of 6 to 30 minutes
- * (`pauses`), in simulated time (bench/clock.ts: a pause is waited in real time while a summary is
- * still being written, and skipped once nothing is in flight; `Date.now()` and `performance.now()`
- * of the run's process, which the middleware measures with, and the provider's prompt cache all
- * read that clock). The provider answers at a real model's speed, in real time (5,000 uncached
- * prompt tokens a second, cached ones free, 60 output tokens a second), and its prompt cache
- * drops a prefix after 5 minutes idle: the breaks make it expire.
+ * (`pauses`), on the run's virtual clock (bench/clock.ts), never slept: the middleware reads its
+ * time from it, the provider (in this process) paces its replies on it at a real model's speed
+ * (5,000 uncached prompt tokens a second, cached ones free, 60 output tokens a second), and its
+ * prompt cache, which drops a prefix after 5 minutes idle, expires on it: the breaks make it
+ * expire. A summary written in the background goes on during a pause, in simulated time.
  *
  * Every strategy compacts at the same ceiling, this middleware's for the window (the ceiling is a
- * parameter of the comparison, not a difference between strategies). Each run is a child process
- * of its own (pool.ts), several at once: the runs wait far more than they compute.
+ * parameter of the comparison, not a difference between strategies). The runs go in two child
+ * processes (pool.ts): they only compute, since no time is slept.
  *
  *   npm run bench -- chat
  *   BENCH_BASELINE_REF=<ref> npm run bench -- chat        # another build to compare with
  */
-import { createOpenAI } from '@ai-sdk/openai';
 import type { LanguageModelV3 } from '@ai-sdk/provider';
 import { type ModelMessage, streamText, wrapLanguageModel } from 'ai';
 import { ceiling } from '../src/sizing/ceiling';
@@ -37,14 +35,14 @@ import {
   type RecallVerdict,
   type RecordedRequest,
   type Speed,
-  startProviderServer,
 } from '../test/support/provider-server';
 import { int, rng } from '../test/support/provider-server/random';
 import { baselineAt, baselineFromEnv, type Baseline } from './baseline';
-import { installSkippingClock, type SkippingClock } from './clock';
+import { virtualClock } from './clock';
 import { type Usage, COST_COLUMNS, COST_NOTE, costCells, costOf, usageOf } from './cost';
 import { inChildren } from './pool';
-import { type Strategy, compacting, noMiddleware, printTable, slidingWindow, summarizingAtCeiling, tokens } from './strategies';
+import { localProvider, SPEED } from './provider';
+import { type Strategy, compacting, noMiddleware, printTable, quantile, slidingWindow, summarizingAtCeiling, tokens } from './strategies';
 
 /**
  * The windows: 16,000 (ceiling 13,600) and 48,000 (ceiling 32,000). The chat is about 60,000
@@ -62,8 +60,8 @@ export const TURNS = 150;
 export const PASTE_CHARS: [number, number] = [2_000, 8_000];
 /** Messages the hand-written strategies keep verbatim: ten turns. */
 export const KEEP = 20;
-/** A real model's speed: 5,000 prompt tokens a second (those read from the prompt cache take no time), 60 output tokens a second. */
-export const SPEED: Speed = { promptTokensPerSecond: 5_000, outputTokensPerSecond: 60 };
+/** A real model's speed (provider.ts). */
+export { SPEED } from './provider';
 
 /** A person's pace: the pause before each turn, 20 to 120 s; now and then (6 % of turns) a break of 6 to 30 minutes. */
 export const PACE = { pauseMs: [20_000, 120_000], breakShare: 0.06, breakMs: [6 * 60_000, 30 * 60_000] } as const;
@@ -102,14 +100,7 @@ export function tallyRecall(verdicts: readonly (RecallVerdict | undefined)[]): R
 /** The share of questions answered right (0 for none asked). */
 export const recallOf = (tally: RecallTally) => (tally.questions === 0 ? 0 : tally.right / tally.questions);
 
-/** The `share` quantile of `values` by nearest rank (p50 of 4 values is the 2nd), or undefined for none. */
-export function quantile(values: readonly number[], share: number): number | undefined {
-  if (values.length === 0) return undefined;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(share * sorted.length) - 1))];
-}
-
-/** A span of real work, in milliseconds of the run's clock. */
+/** A span of work, in milliseconds of the run's clock. */
 export interface Span {
   start: number;
   end: number;
@@ -137,10 +128,8 @@ export interface ChatOptions {
   summaries?: ChatSummaryMode;
   /** The provider's speed. None by default: replies come at once. */
   speed?: Speed;
-  /** The person's pauses (`pauses(seed, turns)` by default), waited and skipped on `clock`. */
+  /** The person's pauses (`pauses(seed, turns)` by default), slept on the run's virtual clock. */
   pauses?: number[];
-  /** The run's time (its process's, installed, in the benchmark); the provider's prompt cache expires on it. */
-  clock: SkippingClock;
   /** The prompt cache's expiry: a prefix idle this long is gone. @default CACHE_IDLE_MS; `false`: never */
   cacheIdleMs?: number | false;
 }
@@ -175,9 +164,8 @@ export interface ChatRun {
   promptsAfter: number[];
   /** The largest prompt of a step (not a summary request). */
   maxPrompt: number;
-  /** How long the chat took on the run's clock, and of that, in real time. */
+  /** How long the chat took on the run's virtual clock: the pauses, the provider's pace. */
   simulatedMs: number;
-  realMs: number;
 }
 
 const SYSTEM = 'You are a helpful assistant. Answer briefly, from what the user told you in this conversation.';
@@ -210,7 +198,7 @@ function timingSummaries(model: LanguageModelV3, now: () => number): { model: La
 
 /** Runs the chat through `strategy` (see the top of this file). */
 export async function runChat(strategy: Strategy, options: ChatOptions): Promise<ChatRun> {
-  const { window, clock } = options;
+  const { window } = options;
   const seed = options.seed ?? SEED;
   const summaries = options.summaries ?? 'honest';
   const session = chatSession({ seed, turns: options.turns ?? TURNS, pasteChars: options.pasteChars ?? PASTE_CHARS });
@@ -218,16 +206,19 @@ export async function runChat(strategy: Strategy, options: ChatOptions): Promise
   if (pace.length !== session.length) throw new RangeError(`runChat: ${pace.length} pauses for ${session.length} turns`);
   const idleMs = options.cacheIdleMs ?? CACHE_IDLE_MS;
 
-  const run = await strategy.start(window);
-  const server = await startProviderServer({
+  // the provider in this process, paced on the run's virtual clock, which the middleware reads too
+  const clock = virtualClock();
+  const run = await strategy.start(window, { clock });
+  const server = localProvider({
     contextWindow: window,
     seed,
     agent: assistantAgent({ summaries }),
     keepBodies: 0,
+    clock,
     ...(options.speed === undefined ? {} : { speed: options.speed }),
-    ...(idleMs === false ? {} : { promptCacheExpiry: { idleMs, now: clock.now } }),
+    ...(idleMs === false ? {} : { promptCacheExpiry: { idleMs } }),
   });
-  const base = timingSummaries(createOpenAI({ baseURL: server.openaiBaseURL, apiKey: 'local' }).chat('local-assistant'), clock.now);
+  const base = timingSummaries(server.openai.chat('local-assistant'), clock.now);
 
   // each step's time in transformParams, and whether it compacted (the strategy's count moved)
   const steps: Array<Span & { compacted: boolean; turn: number }> = [];
@@ -256,12 +247,11 @@ export async function runChat(strategy: Strategy, options: ChatOptions): Promise
   let sent = 0;
   let error: string | undefined;
   const stepRequest: Array<RecordedRequest | undefined> = [];
-  const started = { simulated: clock.now(), skipped: clock.skipped() };
   try {
     for (const [index, each] of session.entries()) {
       turn = index;
-      // the person reads the reply and types: a summary being written meanwhile goes on in real time
-      await clock.idle(pace[index]!, Promise.allSettled([run.preparing?.().settled, ...base.inFlight]));
+      // the person reads the reply and types: a summary being written meanwhile goes on
+      await clock.sleep(pace[index]!);
       messages.push({ role: 'user', content: each.text });
       sent++;
       const mark = server.requests.length;
@@ -275,9 +265,8 @@ export async function runChat(strategy: Strategy, options: ChatOptions): Promise
   } finally {
     // a summary still being written when the chat ends is finished (and billed), not cut off
     await Promise.allSettled([run.preparing?.().settled, ...base.inFlight]);
-    await server.close();
   }
-  const simulatedMs = clock.now() - started.simulated;
+  const simulatedMs = clock.elapsed();
   const compacting = steps.filter((step) => step.compacted);
   const requests = server.requests;
   const answered = requests.filter((request) => !request.rejected && !request.isSummaryRequest);
@@ -300,7 +289,6 @@ export async function runChat(strategy: Strategy, options: ChatOptions): Promise
     promptsAfter: compacting.flatMap((step) => (stepRequest[step.turn] === undefined ? [] : [stepRequest[step.turn]!.promptTokens])),
     maxPrompt: Math.max(0, ...answered.map((request) => request.promptTokens)),
     simulatedMs,
-    realMs: simulatedMs - (clock.skipped() - started.skipped),
   };
 }
 
@@ -365,12 +353,12 @@ export interface ChatPiece {
   baseline?: { commit: string; label: string };
 }
 
-/** A run in a child process: the process's clocks skip the person's pauses (bench/clock.ts). */
+/** A run in a child process. */
 export async function runPiece(piece: ChatPiece): Promise<ChatRun> {
   const baseline = piece.baseline === undefined ? baselineFromEnv() : baselineAt(piece.baseline.commit, piece.baseline.label);
   const entry = chatStrategies(baseline).find((each) => each.strategy.name === piece.strategy);
   if (entry === undefined) throw new Error(`no chat strategy named ${piece.strategy}`);
-  return runChat(entry.strategy, { window: piece.window, summaries: piece.summaries, speed: SPEED, clock: installSkippingClock(), ...(entry.cacheIdleMs === undefined ? {} : { cacheIdleMs: entry.cacheIdleMs }) });
+  return runChat(entry.strategy, { window: piece.window, summaries: piece.summaries, speed: SPEED, ...(entry.cacheIdleMs === undefined ? {} : { cacheIdleMs: entry.cacheIdleMs }) });
 }
 
 const seconds = (ms: number | undefined) => (ms === undefined ? '-' : ms >= 10_000 ? `${(ms / 1_000).toFixed(1)} s` : ms >= 1_000 ? `${(ms / 1_000).toFixed(2)} s` : `${Math.round(ms)} ms`);
@@ -455,9 +443,9 @@ function legend(session: ChatTurn[], pace: number[], control: ChatRun): void {
     [
       '',
       `The chat (chat-session.ts, seed ${SEED}): ${session.length} user turns: ${kinds('fact')} facts stated or corrected, ${kinds('document')} pasted documents with fields, ${kinds('paste')} pasted logs with nothing to keep, ${kinds('question')} questions about facts given at least two turns before, ${kinds('chat')} lines of small talk; pastes of ${PASTE_CHARS[0].toLocaleString('en-US')} to ${PASTE_CHARS[1].toLocaleString('en-US')} characters; ${tokens(control.maxPrompt)} tokens of prompt at the last turn without compaction.`,
-      `A person's pace (seed ${SEED}): ${PACE.pauseMs[0] / 1_000} to ${PACE.pauseMs[1] / 1_000} s before each turn, and ${breaks} breaks of ${minutes(PACE.breakMs[0])} to ${minutes(PACE.breakMs[1])} instead; ${minutes(pace.reduce((sum, ms) => sum + ms, 0))} of pauses in all, simulated (a pause is waited in real time while a summary is being written, the rest skipped: Date.now() and performance.now() of the run's process, which the middleware reads, and the provider's cache all see it). The provider: ${SPEED.promptTokensPerSecond.toLocaleString('en-US')} uncached prompt tokens a second (cached ones free), ${SPEED.outputTokensPerSecond} output tokens a second, in real time; its prompt cache drops a prefix idle ${minutes(CACHE_IDLE_MS)}.`,
+      `A person's pace (seed ${SEED}): ${PACE.pauseMs[0] / 1_000} to ${PACE.pauseMs[1] / 1_000} s before each turn, and ${breaks} breaks of ${minutes(PACE.breakMs[0])} to ${minutes(PACE.breakMs[1])} instead; ${minutes(pace.reduce((sum, ms) => sum + ms, 0))} of pauses in all, on a virtual clock (never slept: the middleware reads its time from it, a summary written in the background goes on during a pause, and the provider's cache expires on it). The provider: ${SPEED.promptTokensPerSecond.toLocaleString('en-US')} uncached prompt tokens a second (cached ones free), ${SPEED.outputTokensPerSecond} output tokens a second, in simulated time; its prompt cache drops a prefix idle ${minutes(CACHE_IDLE_MS)}.`,
       '"recall": questions answered with the value the user gave last; "stale": with a value the user corrected since; "forgotten": the assistant said it no longer has it; "unanswered": not asked, the chat broke before (the run ends at the first error);',
-      '"wait p50 / max": time in transformParams of the steps that compacted (a summary written then, or a checkpoint prepared ahead sent; times under a second are mostly the CPU of this shared machine, shared by all the runs at once); "waited": of those steps, those during which a summary request ended (the step waited for it);',
+      '"wait p50 / max": time in transformParams of the steps that compacted (a summary written then, or a checkpoint prepared ahead sent), in simulated time: computing takes none, so a step that waited for no summary waits 0 ms; "waited": of those steps, those during which a summary request ended (the step waited for it);',
       '"prompt after": the provider\'s count of the prompt of a compacting step (p50); "cold turns": turns whose prompt, 1,024 tokens or more, read nothing from the cache (after a break, after a compaction changed the prompt\'s opening, or before the chat had 1,024 tokens to cache).',
       `Cost at cache prices: ${COST_NOTE}; "cached": the share of input read from the cache. Every strategy compacts at this middleware's ceiling for the window (the hand-written ones count with gpt-tokenizer; the other build is given that ceiling as its buffer).`,
       'What it proves: whether a strategy still answers what the user said long before, after compactions, for an assistant that answers only from its prompt; what each costs at cache prices when a person\'s breaks empty the cache; how long a compacting turn waits.',
@@ -487,8 +475,8 @@ export async function run(): Promise<void> {
     }
   }
   pieces.push({ strategy: noMiddleware.name, summaries: 'honest', window: LARGE_WINDOW, ...pinned });
-  // the runs mostly wait (the provider's pace, the summaries), and compute a few seconds each: all at once
-  const runs = await inChildren<ChatPiece, ChatRun>(import.meta.url, 'runPiece', pieces, pieces.length);
+  // two at a time: the runs only compute (their time is simulated)
+  const runs = await inChildren<ChatPiece, ChatRun>(import.meta.url, 'runPiece', pieces);
   const control = runs.at(-1)!;
   for (const window of WINDOWS) {
     printChat(
@@ -501,8 +489,7 @@ export async function run(): Promise<void> {
   if (baseline.sameAsCheckout === true) console.log(`\n${baseline.label} has this checkout's src/: it is left out (its rows would be ai-compaction's).`);
   failed.push(...printTarget(runs.slice(0, -1), control));
   for (const each of runs) if (each.error) console.log(`${each.strategy} (${modeOf(each)}, window ${tokens(each.window)}): ${each.error}`);
-  const slowest = Math.max(...runs.map((each) => each.realMs));
-  console.log(`\nEach run took up to ${seconds(slowest)} of real time (the provider's pace, summaries in the background), for ${seconds(Math.max(...runs.map((each) => each.simulatedMs)))} of the chat's time.`);
+  console.log(`\nEach run simulated up to ${seconds(Math.max(...runs.map((each) => each.simulatedMs)))} of the chat's time (the pauses and the provider's pace, on a virtual clock).`);
   for (const line of failed) console.log(line);
   if (failed.length > 0) process.exitCode = 1;
 }

@@ -22,7 +22,6 @@
  *   BENCH_BASELINE_REF=<ref> npm run bench -- continuity        # another build to compare with
  *   BENCH_BASELINE_TARBALL=./ai-compaction-0.1.0.tgz npm run bench -- continuity
  */
-import { createOpenAI } from '@ai-sdk/openai';
 import { type ModelMessage, generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
 import { z } from 'zod';
 import { ceiling } from '../src/sizing/ceiling';
@@ -35,12 +34,13 @@ import {
   fixerToolDescriptions,
   fixerTurns,
   type FixerTurn,
-  startProviderServer,
   type Speed,
   type SummaryMode,
 } from '../test/support/provider-server';
 import { baselineAt, baselineFromEnv, type Baseline } from './baseline';
+import { virtualClock } from './clock';
 import { inChildren } from './pool';
+import { localProvider } from './provider';
 import { type Cost, type Usage, addUsage, COST_COLUMNS, COST_NOTE, costCells, costOf, usageOf } from './cost';
 import { type Strategy, clearingAlone, compacting, noMiddleware, pacedMs, printTable, slidingWindow, summarizingAtCeiling, timed, tokens } from './strategies';
 
@@ -149,9 +149,9 @@ export interface ContinuityRun {
   compactions: number | undefined;
   /** Of those, the clearings of old tool results and the summaries (this middleware, clearing alone). */
   kinds: { clear: number; summary: number } | undefined;
-  /** Wall time in `transformParams` of each step that compacted (the summary request included), in milliseconds. */
+  /** Simulated time in `transformParams` of each step that compacted (the summary request included), in milliseconds. */
   compactingMs: number[];
-  /** Wall time the agent ran before each of those steps, since the previous one (or the first step), in milliseconds. */
+  /** Simulated time the agent ran before each of those steps, since the previous one (or the first step), in milliseconds. */
   beforeMs: number[];
   /** Time the provider took to answer each summary request at the run's `speed` (none without one), in milliseconds. */
   summaryMs: number[];
@@ -195,23 +195,18 @@ export async function runContinuity(strategy: Strategy, mode: SummaryMode, optio
   const seed = options.seed ?? SEED;
   const failing = options.failing ?? FAILING;
   const lateFailure = options.lateFailure ?? false;
-  // the project and the strategy first: one that cannot start (a missing baseline) leaves no server behind
   const project = createFixerTools({ seed, failing, passing: options.passing, lateFailure });
   const fewest = fewestSteps(project.project);
   const cap = options.cap ?? 2 * fewest;
   const turns = [...(options.turns ?? fixerTurns(failing))].sort((a, b) => a.afterFixed - b.afterFixed);
   const agent = fixerAgent({ summaries: mode });
-  const summarizing =
-    options.summarizerSpeed === undefined ? undefined : await startProviderServer({ contextWindow: window, seed, agent, keepBodies: 0, speed: options.summarizerSpeed });
-  const summarizer = summarizing === undefined ? {} : { summarizer: createOpenAI({ baseURL: summarizing.openaiBaseURL, apiKey: 'local' }).chat('local-summarizer') };
-  // a run that cannot start leaves no summarizer's server behind either
-  const closeSummarizer = async (error: unknown): Promise<never> => {
-    await summarizing?.close();
-    throw error;
-  };
-  const { middleware, compactions, kinds, compactingMs, beforeMs, preparing } = timed(await strategy.start(window, summarizer).catch(closeSummarizer));
-  const server = await startProviderServer({ contextWindow: window, seed, agent, keepBodies: 0, speed: options.speed }).catch(closeSummarizer);
-  const base = createOpenAI({ baseURL: server.openaiBaseURL, apiKey: 'local' }).chat('local-fixer');
+  // the providers in this process, paced on the run's virtual clock, which the middleware reads too
+  const clock = virtualClock();
+  const summarizing = options.summarizerSpeed === undefined ? undefined : localProvider({ contextWindow: window, seed, agent, keepBodies: 0, speed: options.summarizerSpeed, clock });
+  const summarizer = summarizing === undefined ? {} : { summarizer: summarizing.openai.chat('local-summarizer') };
+  const { middleware, compactions, kinds, compactingMs, beforeMs, preparing } = timed(await strategy.start(window, { ...summarizer, clock }), clock.now);
+  const server = localProvider({ contextWindow: window, seed, agent, keepBodies: 0, speed: options.speed, clock });
+  const base = server.openai.chat('local-fixer');
   const model = middleware.length === 0 ? base : wrapLanguageModel({ model: base, middleware });
 
   let step = 1;
@@ -272,8 +267,6 @@ export async function runContinuity(strategy: Strategy, mode: SummaryMode, optio
   } finally {
     // a checkpoint still being prepared when the run ends is finished (and counted unused), not cut off
     await preparing?.().settled;
-    await server.close();
-    await summarizing?.close();
   }
 
   const marked = markRepeats(calls);

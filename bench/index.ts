@@ -3,7 +3,7 @@
  * docs/benchmarks.md (report.ts) with the commit and the date. A benchmark is a module of this
  * folder exporting `run(): Promise<void>`; add it to the list below.
  *
- *   npm run bench                          # all of them: about an hour on 2 cores
+ *   npm run bench                          # all of them: about half an hour on 2 cores
  *   npm run bench -- continuity sizing     # these two; the file keeps the others' sections
  *   npm run bench -- continuity --no-write # print only
  */
@@ -29,6 +29,7 @@ const BENCHMARKS: Benchmark[] = [
   { name: 'clearing', load: () => import('./session').then((session) => ({ run: session.runClearing })) },
   { name: 'load', load: () => import('./load') },
   { name: 'continuity', load: () => import('./continuity') },
+  { name: 'continuity-paced', load: () => import('./continuity-paced') },
   { name: 'budget', load: () => import('./budget') },
   { name: 'chat', load: () => import('./chat') },
   { name: 'store', load: () => import('./store') },

@@ -7,24 +7,21 @@
  * - the continuity benchmark of continuity.ts (`prepare` 0.8, 0.6 and off, each of 0.8 and off with a
  *   `summarizer` four times as fast and with `clearToolResults`; honest and lossy summaries).
  *
- * The local provider paces its replies (`SPEED`). Each compacting step's time in `transformParams`
- * is measured (the middleware's own hook, wrapped), with the summary requests made, those prepared
- * in the background and never sent, and the input billed.
+ * The local provider paces its replies (`SPEED`) on each run's virtual clock (clock.ts), which the
+ * middleware reads too: a model's time is simulated, never slept. Each compacting step's time in
+ * `transformParams` is measured on it (the middleware's own hook, wrapped), with the summary
+ * requests made, those prepared in the background and never sent, and the input billed.
  *
  *   npm run bench -- prepare
  */
 import type { Speed, SummaryMode } from '../test/support/provider-server';
 import { type ContinuityRun, WINDOW, runContinuity } from './continuity';
 import { COST_COLUMNS, COST_NOTE, costCells } from './cost';
+import { SPEED } from './provider';
 import { type Row, runStrategy, SESSION_SEED } from './session';
-import { compacting, percent, printTable, tokens } from './strategies';
+import { compacting, milliseconds, percent, printTable, quantile, tokens } from './strategies';
 import { ceiling } from '../src/sizing/ceiling';
 
-/**
- * A real model's speed: 5,000 prompt tokens a second (those read from the prompt cache take no
- * time) and 60 output tokens a second. A summary of ~800 tokens then takes about 14 s.
- */
-const SPEED: Speed = { promptTokensPerSecond: 5_000, outputTokensPerSecond: 60 };
 /** Another session of the same shape as the session benchmark's (`SESSION_SEED`). */
 const OTHER_SEED = 12;
 /** A smaller model's speed for the `summarizer` option: four times as fast at both (its prompt cache is its own). */
@@ -38,15 +35,6 @@ const PACED_FAILING = 14;
 const PACED_MODES: SummaryMode[] = ['honest', 'lossy'];
 /** A compaction that adds less than this to its step does not keep a chat user waiting. */
 const UNNOTICED_MS = 50;
-
-/** The `share` quantile of `values` (nearest rank), or undefined when there are none. */
-function quantile(values: number[], share: number): number | undefined {
-  if (values.length === 0) return undefined;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(share * sorted.length) - 1))];
-}
-
-const milliseconds = (value: number | undefined) => (value === undefined ? '-' : value >= 1_000 ? `${(value / 1_000).toFixed(1)} s` : `${value.toFixed(1)} ms`);
 
 /** The columns both tables share: how long the compacting steps took, why, and what preparing cost in requests. */
 function waits(run: Pick<Row & ContinuityRun, 'compactingMs' | 'beforeMs' | 'summaryMs' | 'summaryRequests' | 'prepared'>): string[] {
@@ -70,9 +58,7 @@ const WAIT_COLUMNS = ['compactions', `under ${UNNOTICED_MS} ms`, 'p50', 'p95', '
 
 /** The session with `prepare` at 0.8 (the default), at 0.9 and off, in one run. */
 export async function runSession(): Promise<void> {
-  // One after the other: the local provider counts every prompt with a tokenizer on this event
-  // loop, and a 100,000-token prompt of another session would hold a step's transformParams up
-  // (by up to 80 ms when the three ran at once), a cost no real provider puts on the caller.
+  // Each run on a virtual clock of its own (clock.ts): the times are simulated, whatever runs beside them.
   const rows: Row[] = [];
   for (const prepare of [0.8, 0.9, false] as const) {
     rows.push(await runStrategy(compacting(`prepare: ${prepare}${prepare === 0.8 ? ' (default)' : ''}`, { prepare }), { speed: SPEED }));
@@ -86,7 +72,7 @@ export async function runSession(): Promise<void> {
     `\nThe 500-step session at a real model's speed (${SPEED.promptTokensPerSecond.toLocaleString('en-US')} prompt tokens/s, cached ones free; ${SPEED.outputTokensPerSecond} output tokens/s): time the compacting steps spend in transformParams; seed ${SESSION_SEED}, then another session of the same shape (seed ${OTHER_SEED})`,
   );
   printTable(
-    ['prepare', 'steps', 'errors', ...WAIT_COLUMNS, 'other steps p50', 'mean/ceiling', 'max/ceiling', ...COST_COLUMNS, 'session'],
+    ['prepare', 'steps', 'errors', ...WAIT_COLUMNS, 'other steps p50', 'mean/ceiling', 'max/ceiling', ...COST_COLUMNS, 'session time'],
     rows.map((row) => [
       row.name,
       String(row.steps),
@@ -113,9 +99,12 @@ export async function runContinuityPaced(): Promise<void> {
     { name: 'prepare: 0.8, clearToolResults', prepare: 0.8, clearToolResults: true },
     { name: 'prepare: false, clearToolResults', prepare: false, clearToolResults: true },
   ];
-  const runs: ContinuityRun[] = await Promise.all(
-    PACED_MODES.flatMap((mode) => variants.map(({ name, prepare, summarizerSpeed, clearToolResults }) => runContinuity(compacting(name, { prepare, ...(clearToolResults ? { clearToolResults } : {}) }), mode, { speed: SPEED, summarizerSpeed, failing: PACED_FAILING }))),
-  );
+  const runs: ContinuityRun[] = [];
+  for (const mode of PACED_MODES) {
+    for (const { name, prepare, summarizerSpeed, clearToolResults } of variants) {
+      runs.push(await runContinuity(compacting(name, { prepare, ...(clearToolResults ? { clearToolResults } : {}) }), mode, { speed: SPEED, summarizerSpeed, failing: PACED_FAILING }));
+    }
+  }
   console.log(
     `\nThe continuity benchmark's session at the same speed: the fixer agent, ${PACED_FAILING} failing tests (the user's rules in later turns as in the continuity benchmark), window ${tokens(WINDOW)} (ceiling ${tokens(ceiling(WINDOW, undefined))})`,
   );
@@ -138,7 +127,6 @@ export async function runContinuityPaced(): Promise<void> {
 }
 
 export async function run(): Promise<void> {
-  // One after the other: the session's tokenizer work would slow the continuity runs' event loop, and the other way round.
   await runSession();
   await runContinuityPaced();
   console.log(
@@ -146,7 +134,8 @@ export async function run(): Promise<void> {
       '"compactions": steps that compacted (sent a checkpoint prepared ahead, or waited for a summary); "under 50 ms", p50, p95, max: the time those steps spent in transformParams;',
       '"summary p50": the time the provider took to write a summary; "between p50": the time the agent ran from one compaction (or its first step) to the step of the next,',
       'the most time any summary started ahead of that step could have had: where a summary takes longer than that, a step waits whatever `prepare` is;',
-      '"step p50" (continuity): the time the provider took to answer a step (its tools answer at once);',
+      '"step p50" (continuity): the time the provider took to answer a step (its tools answer at once); "session time": how long the session took;',
+      'every time in simulated time, on a virtual clock (bench/clock.ts): the provider\'s pace is simulated, never slept, and computing takes none, so a step that waited for no summary waits 0 ms.',
       '"prepared, unused": background compactions whose checkpoint no step sent (the conversation ended first, it failed, or the step at the ceiling compacted from it), and their share of all summary requests.',
       '"over shortest", "repeated calls", "rejected edits", "violations": as in the continuity benchmark.',
       `Cost at cache prices: ${COST_NOTE}.`,

@@ -5,14 +5,15 @@
  * model's speed, with `prepare` on and off, is in prepare.ts.
  */
 import { TEMPLATE_HEADINGS } from '../src/checkpoint/prompts';
-import { createOpenAI } from '@ai-sdk/openai';
 import { type ModelMessage, generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
 import { z } from 'zod';
 import { ceiling } from '../src/sizing/ceiling';
 import { estimatePrompt } from '../src/sizing/estimate';
-import { createProjectTools, projectToolDescriptions, type Speed, startProviderServer } from '../test/support/provider-server';
+import { createProjectTools, projectToolDescriptions, type Speed } from '../test/support/provider-server';
+import { virtualClock } from './clock';
 import { type Usage, COST_COLUMNS, COST_NOTE, costCells, usageOf } from './cost';
-import { type Strategy, clearingAlone, compacting, keepingLast, noMiddleware, pacedMs, percent, printTable, slidingWindow, summarizingAtCeiling, summarizingOlder, timed, tokens, totalSeconds } from './strategies';
+import { localProvider } from './provider';
+import { type Strategy, clearingAlone, compacting, keepingLast, noMiddleware, pacedMs, percent, printTable, slidingWindow, summarizingAtCeiling, summarizingOlder, timed, tokens } from './strategies';
 
 export const WINDOW = 128_000;
 const TURNS = 10;
@@ -98,17 +99,17 @@ export interface Row {
   summaryOutput: number;
   /** Share of all prompt tokens (steps and summary requests) read from the prompt cache. */
   cachedAll: number;
-  /** Wall time of each step that compacted, in the strategy's `transformParams` (the summary request included), in milliseconds. */
+  /** Simulated time of each step that compacted, in the strategy's `transformParams` (the summary request included), in milliseconds. */
   compactingMs: number[];
-  /** Wall time of every other step in `transformParams`, in milliseconds. */
+  /** Simulated time of every other step in `transformParams`, in milliseconds. */
   otherMs: number[];
-  /** Wall time the agent ran before each compacting step, since the previous one (or the first step), in milliseconds. */
+  /** Simulated time the agent ran before each compacting step, since the previous one (or the first step), in milliseconds. */
   beforeMs: number[];
   /** Time the provider took to answer each summary request at `speed` (none without one), in milliseconds. */
   summaryMs: number[];
   /** This middleware's background compactions (docs/design.md, "Preparing ahead"): those started, and those a step sent; undefined for other strategies. */
   prepared: { made: number; sent: number } | undefined;
-  /** Wall time of the whole session, in seconds. */
+  /** Simulated time of the whole session (the provider's pace: 0 without a speed), in seconds. */
   seconds: number;
   /** Compactions that cleared old tool results, and those that summarized (this middleware, clearing alone). */
   kinds: { clear: number; summary: number } | undefined;
@@ -132,15 +133,16 @@ export async function runStrategy(strategy: Strategy, { system = SYSTEM, summari
   // The agent keeps calling tools; each turn ends at its 50th step (stopWhen), so every strategy
   // that raises no error runs the same 500 steps and the totals compare like for like.
   const agent = { toolCallsPerTurn: 10_000, ...(summaries === 'lossy' ? { summaryReply: lossySummary } : {}) };
-  const server = await startProviderServer({ contextWindow: WINDOW, seed, agent, keepBodies: 0, speed });
-  const { middleware, compactions, kinds, compactingMs, otherMs, beforeMs, preparing } = timed(await strategy.start(WINDOW));
-  const base = createOpenAI({ baseURL: server.openaiBaseURL, apiKey: 'local' }).chat('local-coding-agent');
+  // the provider in this process, paced on the run's virtual clock, which the middleware reads too
+  const clock = virtualClock();
+  const server = localProvider({ contextWindow: WINDOW, seed, agent, keepBodies: 0, speed, clock });
+  const { middleware, compactions, kinds, compactingMs, otherMs, beforeMs, preparing } = timed(await strategy.start(WINDOW, { clock }), clock.now);
+  const base = server.openai.chat('local-coding-agent');
   const model = middleware.length === 0 ? base : wrapLanguageModel({ model: base, middleware });
   const tools = sessionTools();
   const messages: ModelMessage[] = [];
   let steps = 0;
   let errors = 0;
-  const started = performance.now();
   for (const task of TASKS.slice(0, TURNS)) {
     messages.push({ role: 'user', content: task });
     try {
@@ -152,11 +154,10 @@ export async function runStrategy(strategy: Strategy, { system = SYSTEM, summari
       break; // the conversation can no longer go on: every later call is over the window too
     }
   }
-  const seconds = (performance.now() - started) / 1000;
+  const seconds = clock.elapsed() / 1000;
   // a checkpoint still being prepared when the session ends is finished (and counted unused), not cut off
   const prepared = preparing?.();
   await prepared?.settled;
-  await server.close();
   const answered = server.requests.filter((request) => !request.rejected);
   const stepsSent = answered.filter((request) => !request.isSummaryRequest);
   const summaryRequests = answered.filter((request) => request.isSummaryRequest);
@@ -295,17 +296,16 @@ export async function runClearing(): Promise<void> {
         ...costCells(row.usage),
         tokens(row.billed * (1 - row.cachedAll)),
         tokens(row.summaryOutput),
-        totalSeconds(row.compactingMs),
       ]);
     }
   }
   console.log(`\nClearing old tool results: the ${TURNS * STEPS_PER_TURN}-step session, window ${WINDOW.toLocaleString('en-US')}, ceiling ${CEILING.toLocaleString('en-US')}`);
   printTable(
-    ['strategy', 'summaries', 'steps', 'errors', 'overflows', 'clears / summaries', 'summary req', 'repeated calls', 'mean/ceiling', 'max/ceiling', ...COST_COLUMNS, 'not cached', 'summary output', 'compacting steps'],
+    ['strategy', 'summaries', 'steps', 'errors', 'overflows', 'clears / summaries', 'summary req', 'repeated calls', 'mean/ceiling', 'max/ceiling', ...COST_COLUMNS, 'not cached', 'summary output'],
     rows,
   );
   console.log(
-    `"not cached": input less what the provider read from its prompt cache; "summary output": tokens the summaries took to write (a step waits for them, at 50 to 100 a second); "compacting steps": time in transformParams of the steps that compacted, against the local provider.\nCost at cache prices: ${COST_NOTE}.`,
+    `"not cached": input less what the provider read from its prompt cache; "summary output": tokens the summaries took to write (a step waits for them, at 50 to 100 a second: the waits at a real model's pace are the prepare benchmark's).\nCost at cache prices: ${COST_NOTE}.`,
   );
 }
 

@@ -15,7 +15,8 @@ import { clearToolOutputs, clearingEnd } from '../src/checkpoint/clear';
 import { SUMMARY_PROMPT } from '../src/checkpoint/prompts';
 import { recordBudget } from '../src/checkpoint/record';
 import { serialize } from '../src/checkpoint/serialize';
-import { DEFAULT_KEEP } from '../src/options';
+import type { Clock } from '../src/clock';
+import { CLOCK, DEFAULT_KEEP } from '../src/options';
 import { liveStart } from '../src/prompt/conversation';
 import type { Message } from '../src/prompt/types';
 import { ceiling } from '../src/sizing/ceiling';
@@ -37,9 +38,10 @@ export interface Strategy {
   summarizes?: boolean;
   /**
    * A fresh instance for one run against a model with this window (tokens). `summarizer`: a model
-   * of the run's own for summary requests, taken by this middleware (its option of that name).
+   * of the run's own for summary requests, taken by this middleware (its option of that name);
+   * `clock`: the run's virtual clock (clock.ts), which this middleware reads its time from.
    */
-  start: (window: number, run?: { summarizer?: LanguageModel }) => Promise<StrategyRun>;
+  start: (window: number, run?: { summarizer?: LanguageModel; clock?: Clock }) => Promise<StrategyRun>;
 }
 
 /** `compaction` of some build of this package. */
@@ -77,7 +79,9 @@ export function compacting(name: string, options: StrategyOptions | ((window: nu
       // from before `waitUntil` existed refuses the option).
       const waitUntil = factory === thisCheckout ? { waitUntil: (promise: Promise<unknown>) => void background.push(promise) } : {};
       const summarizer = run.summarizer === undefined ? {} : { summarizer: run.summarizer };
-      const middleware = make({ contextWindow: window, ...waitUntil, ...summarizer, ...own, onCompaction } as CompactionOptions);
+      // the run's clock, under its symbol (a build from before it ignores it and reads real time)
+      const clock = run.clock === undefined ? {} : { [CLOCK]: run.clock };
+      const middleware = make({ contextWindow: window, ...waitUntil, ...summarizer, ...own, ...clock, onCompaction } as CompactionOptions);
       return {
         middleware: [middleware],
         compactions: () => kinds.clear + kinds.summary,
@@ -143,12 +147,13 @@ export function clearingAlone(name = 'clearing alone'): Strategy {
 }
 
 /**
- * A run with its `transformParams` timed on the steps that compact (the count of compactions
- * changes during the call): the time those steps wait, the summary request included, and the time
- * the agent ran before each of them since the previous one (or since the first step): the most
- * time any compaction started ahead could have had to finish. Every other step's time too.
+ * A run with its `transformParams` timed on `now` (the run's virtual clock) on the steps that
+ * compact (the count of compactions changes during the call): the time those steps wait, the
+ * summary request included, and the time the agent ran before each of them since the previous one
+ * (or since the first step): the most time any compaction started ahead could have had to finish.
+ * Every other step's time too.
  */
-export function timed(run: StrategyRun): StrategyRun & { compactingMs: () => number[]; otherMs: () => number[]; beforeMs: () => number[] } {
+export function timed(run: StrategyRun, now: () => number): StrategyRun & { compactingMs: () => number[]; otherMs: () => number[]; beforeMs: () => number[] } {
   const ms: number[] = [];
   const other: number[] = [];
   const before: number[] = [];
@@ -159,18 +164,18 @@ export function timed(run: StrategyRun): StrategyRun & { compactingMs: () => num
     return {
       ...each,
       transformParams: async (options) => {
-        const start = performance.now();
+        const start = now();
         since ??= start;
         const count = run.compactions();
         try {
           return await transform(options);
         } finally {
           if (run.compactions() !== count) {
-            const end = performance.now();
+            const end = now();
             ms.push(end - start);
             before.push(start - since);
             since = end;
-          } else other.push(performance.now() - start);
+          } else other.push(now() - start);
         }
       },
     };
@@ -347,8 +352,16 @@ export const percent = (value: number | undefined) => (value === undefined ? '-'
 /** Tokens rounded, with thousands separators ("33,409,902"); "-" for none. */
 export const tokens = (value: number | undefined) => (value === undefined ? '-' : Math.round(value).toLocaleString('en-US'));
 
-/** Seconds in all of `ms` ("0.09 s"). */
-export const totalSeconds = (ms: readonly number[]) => `${(ms.reduce((sum, each) => sum + each, 0) / 1000).toFixed(2)} s`;
+/** The `share` quantile of `values` by nearest rank (p50 of 4 values is the 2nd), or undefined for none. */
+export function quantile(values: readonly number[], share: number): number | undefined {
+  if (values.length === 0) return undefined;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(share * sorted.length) - 1))];
+}
+
+/** A duration: "14.2 s" from a second, else "12.0 ms"; "-" for none. */
+export const milliseconds = (value: number | undefined) => (value === undefined ? '-' : value >= 1_000 ? `${(value / 1_000).toFixed(1)} s` : `${value.toFixed(1)} ms`);
+
 
 /** The time the provider took to answer each summary request (or each step), where it paced its replies (`speed`), in milliseconds. */
 export const pacedMs = (requests: readonly RecordedRequest[], summaries: boolean): number[] =>

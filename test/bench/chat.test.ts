@@ -1,7 +1,7 @@
-// The chat benchmark's pieces (bench/chat.ts, bench/clock.ts), with exact figures: a person's pace
-// from a seed, the skipping clock, the recall tally, the waits, the cache's cold turns, the
+// The chat benchmark's pieces (bench/chat.ts), with exact figures: a person's pace from a seed,
+// the recall tally, the waits, the cache's cold turns, the
 // benchmark's own test (it can fail), and short chats through the real client and middleware.
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
   chatStrategies,
   type ChatRun,
@@ -11,36 +11,16 @@ import {
   PACE,
   pauses,
   printTarget,
-  quantile,
   recallOf,
   runChat,
+  SPEED,
   tallyRecall,
   waitedForSummary,
 } from '../../bench/chat';
-import { type Clocks, type RealTime, installSkippingClock, skippingClock } from '../../bench/clock';
+import { hostKeepsTimers } from '../../bench/clock';
 import { baselineAt } from '../../bench/baseline';
-import { compacting, noMiddleware } from '../../bench/strategies';
+import { compacting, noMiddleware, quantile } from '../../bench/strategies';
 import { chatSession } from '../support/provider-server';
-
-/** Real time that stands still unless a test moves it; a sleep that never ends unless aborted (or `resolveSleeps`). */
-function fakeRealTime() {
-  let now = 1_000;
-  const sleeps: Array<() => void> = [];
-  const real: RealTime = {
-    now: () => now,
-    sleep: (_ms, signal) =>
-      new Promise<void>((resolve) => {
-        sleeps.push(resolve);
-        signal.addEventListener('abort', () => resolve());
-      }),
-    tick: () => new Promise<void>((resolve) => setImmediate(resolve)),
-  };
-  return {
-    real,
-    advance: (ms: number) => void (now += ms),
-    resolveSleeps: () => sleeps.splice(0).forEach((resolve) => resolve()),
-  };
-}
 
 describe('a person\'s pace', () => {
   it('is the same pauses for a seed: 20 to 120 s, now and then a break of 6 to 30 minutes, whole seconds', () => {
@@ -61,50 +41,6 @@ describe('a person\'s pace', () => {
     expect(PACE).toEqual({ pauseMs: [20_000, 120_000], breakShare: 0.06, breakMs: [360_000, 1_800_000] });
     expect(pauses(1, 0)).toEqual([]);
     expect(() => pauses(1, 1.5)).toThrow('pauses: turns must be a non-negative whole number, got 1.5');
-  });
-});
-
-describe('the skipping clock', () => {
-  it('skips a pause once nothing is in flight, and only the part not waited', async () => {
-    const time = fakeRealTime();
-    const clock = skippingClock(time.real);
-    expect(clock.now()).toBe(1_000);
-    await clock.idle(60_000);
-    expect(clock.skipped()).toBe(60_000);
-    expect(clock.now()).toBe(61_000);
-    // a summary in flight for 10 s of real time: the other 50 s of the pause are skipped
-    let finish!: () => void;
-    const busy = new Promise<void>((resolve) => (finish = resolve));
-    const pause = clock.idle(60_000, busy);
-    time.advance(10_000);
-    finish();
-    await pause;
-    expect(clock.skipped()).toBe(110_000);
-    expect(clock.now()).toBe(121_000);
-    // work that outlasts the pause: the whole pause is waited, nothing skipped
-    const long = clock.idle(20_000, new Promise(() => undefined));
-    time.advance(20_000);
-    time.resolveSleeps();
-    await long;
-    expect(clock.skipped()).toBe(110_000);
-    expect(clock.now()).toBe(141_000);
-    // a failed piece of work has settled too
-    await clock.idle(5_000, Promise.reject(new Error('no')));
-    expect(clock.skipped()).toBe(115_000);
-    await expect(clock.idle(-1)).rejects.toThrow('idle: a pause must be a non-negative number of milliseconds, got -1');
-  });
-
-  it('installed, Date.now() and performance.now() both read the skipped time', async () => {
-    const time = fakeRealTime();
-    const clocks: Clocks = { Date: { now: () => 5_000 }, performance: { now: () => 12.5 } };
-    const clock = installSkippingClock(clocks, time.real);
-    await clock.idle(90_000);
-    expect(clocks.Date.now()).toBe(95_000);
-    expect(clocks.performance.now()).toBe(90_012.5);
-    // installed once: the same clock again
-    expect(installSkippingClock(clocks, time.real)).toBe(clock);
-    await clock.idle(1_000);
-    expect(clocks.Date.now()).toBe(96_000);
   });
 });
 
@@ -159,7 +95,6 @@ describe('the benchmark\'s own test', () => {
     promptsAfter: [],
     maxPrompt: 13_000,
     simulatedMs: 0,
-    realMs: 0,
     ...more,
   });
   const bare = run('no middleware', 'honest', 10, { summarizes: false, overflows: 1, turns: 40, recall: { questions: 50, right: 10, stale: 0, forgotten: 0, wrong: 0, unanswered: 40 } });
@@ -210,27 +145,27 @@ describe('the strategies', () => {
 });
 
 describe('a short chat through the real client', () => {
-  // 50 turns of smaller pastes at an 8,000 window: it compacts twice; no speed, a clock that stands still but for the pauses
+  // 50 turns of smaller pastes at an 8,000 window: it compacts twice; each run on a virtual clock
   const options = { window: 8_000, turns: 50, pasteChars: [1_500, 3_000] as [number, number], seed: 1 };
   const questions = chatSession({ seed: 1, turns: 50, pasteChars: [1_500, 3_000] }).filter((turn) => turn.kind === 'question').length;
-  const still = () => skippingClock(fakeRealTime().real);
+  beforeAll(() => hostKeepsTimers());
 
   it('the control, no middleware in a window nothing fills, answers every question right', async () => {
-    const run = await runChat(noMiddleware, { ...options, window: LARGE_WINDOW, clock: still(), pauses: new Array(50).fill(60_000) });
+    const run = await runChat(noMiddleware, { ...options, window: LARGE_WINDOW, pauses: new Array(50).fill(60_000) });
     expect(questions).toBe(18);
     expect(run.recall).toEqual({ questions: 18, right: 18, stale: 0, forgotten: 0, wrong: 0, unanswered: 0 });
     expect(run.turns).toBe(50);
     expect(run.compactions).toBeUndefined();
     expect(run.summaryRequests).toBe(0);
-    // every pause, the first one too, on a clock that stands still otherwise
+    // every pause, the first one too; no speed: the replies take no time
     expect(run.simulatedMs).toBe(50 * 60_000);
   });
 
   it('this middleware answers from its summaries; an amnesiac summarizer loses what they held; no middleware overflows', async () => {
-    // on real time: a summary request's span and the step's have a length
-    const honest = await runChat(compacting('ai-compaction', { prepare: false }), { ...options, clock: skippingClock() });
-    const amnesiac = await runChat(compacting('ai-compaction', { prepare: false }), { ...options, summaries: 'amnesiac', clock: still() });
-    const bare = await runChat(noMiddleware, { ...options, clock: still() });
+    // at a real model's speed: a summary request's span and the step's have a length
+    const honest = await runChat(compacting('ai-compaction', { prepare: false }), { ...options, speed: SPEED });
+    const amnesiac = await runChat(compacting('ai-compaction', { prepare: false }), { ...options, summaries: 'amnesiac' });
+    const bare = await runChat(noMiddleware, options);
     expect(honest.compactions).toBeGreaterThanOrEqual(1);
     expect(honest.summaryRequests).toBe(honest.compactions);
     expect(honest.waited).toBe(honest.compactions);
@@ -246,11 +181,11 @@ describe('a short chat through the real client', () => {
 
   it('a break of 5 minutes empties the prompt cache, one of 4:59 does not', async () => {
     const at = (breaks: Record<number, number>) => Array.from({ length: 50 }, (_, turn) => (turn === 0 ? 0 : (breaks[turn] ?? 60_000)));
-    const cold = async (pace: number[], cacheIdleMs?: false) => (await runChat(noMiddleware, { ...options, window: LARGE_WINDOW, clock: still(), pauses: pace, ...(cacheIdleMs === false ? { cacheIdleMs } : {}) })).cold;
+    const cold = async (pace: number[], cacheIdleMs?: false) => (await runChat(noMiddleware, { ...options, window: LARGE_WINDOW, pauses: pace, ...(cacheIdleMs === false ? { cacheIdleMs } : {}) })).cold;
     const base = await cold(at({}));
     expect(await cold(at({ 20: 300_000, 25: 300_000 }))).toBe(base + 2);
     expect(await cold(at({ 20: 299_999, 25: 299_999 }))).toBe(base);
     expect(await cold(at({ 20: 300_000, 25: 300_000 }), false)).toBe(base);
-    await expect(runChat(noMiddleware, { ...options, clock: still(), pauses: [0] })).rejects.toThrow('runChat: 1 pauses for 50 turns');
+    await expect(runChat(noMiddleware, { ...options, pauses: [0] })).rejects.toThrow('runChat: 1 pauses for 50 turns');
   });
 });

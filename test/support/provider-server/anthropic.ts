@@ -3,10 +3,10 @@
 // Native compaction (compaction.ts): a request with `compaction: { type: 'summarize' }` (and the
 // `compact-2026-09-04` beta in `anthropic-beta`) is answered with a single `compaction` content
 // block; a `compaction` block in a later request's messages stands for everything before it.
-import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import { compactInto, finishCompaction, signCompaction, userDigests, verifyCompactionBlock, type CompactionMarker, type CompactionPayload } from './compaction';
 import { isRecord, jsonString, RequestError, str, type Message, type ParsedRequest, type Part, type ToolChoice, type ToolDefinition } from './conversation';
-import { argDeltas, SseWriter, sendJson, type RenderedReply, type ReplyContext } from './http';
+import { argDeltas, SseWriter, sendJson, type RenderedReply, type ReplyContext, type ReplySink } from './http';
 import { splitDeltas } from './tokens';
 
 export interface ParsedAnthropicRequest extends ParsedRequest {
@@ -169,7 +169,7 @@ function stopReason(reply: RenderedReply): string {
   }
 }
 
-export async function sendAnthropic(res: ServerResponse, ctx: ReplyContext): Promise<void> {
+export async function sendAnthropic(res: ReplySink, ctx: ReplyContext): Promise<void> {
   const { reply, request, usage } = ctx;
   const id = ctx.ids.alnum('msg_01', 22);
   const uncached = Math.max(0, usage.input - usage.cacheRead - usage.cacheWrite);
@@ -205,7 +205,7 @@ export async function sendAnthropic(res: ServerResponse, ctx: ReplyContext): Pro
     return;
   }
 
-  const sse = new SseWriter(res, ctx.delayMs, true, {}, ctx.pace);
+  const sse = new SseWriter(res, ctx, true);
   const send = (event: Record<string, unknown>) => sse.send(event, String(event.type));
   await send({
     type: 'message_start',

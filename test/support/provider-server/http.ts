@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { createHash } from 'node:crypto';
 import type { ParsedRequest } from './conversation';
 
@@ -20,7 +20,72 @@ export function readBody(req: IncomingMessage, limit = 64 * 1024 * 1024): Promis
   });
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+/**
+ * Where a reply is written: a Node `ServerResponse` (the HTTP server), or the body of a `Response`
+ * built in process (`createProvider(...).fetch`, index.ts).
+ */
+export interface ReplySink {
+  readonly headersSent: boolean;
+  readonly destroyed: boolean;
+  readonly writableEnded: boolean;
+  writeHead(status: number, headers: Record<string, string>): unknown;
+  write(chunk: string): unknown;
+  end(chunk?: string): unknown;
+}
+
+/**
+ * A `ReplySink` whose reply is a fetch `Response`: handed to `deliver` when its head is written,
+ * its body streamed as it is written. A body its reader cancels, or whose `signal` aborts, is
+ * `destroyed`: a stream writes no more to it.
+ */
+export function responseSink(deliver: (response: Response) => void, signal?: AbortSignal): ReplySink {
+  const encoder = new TextEncoder();
+  let body: ReadableStreamDefaultController<Uint8Array> | undefined;
+  let headersSent = false;
+  let destroyed = false;
+  let ended = false;
+  signal?.addEventListener(
+    'abort',
+    () => {
+      if (destroyed || ended) return;
+      destroyed = true;
+      body?.error(signal.reason);
+    },
+    { once: true },
+  );
+  const sink: ReplySink = {
+    get headersSent() {
+      return headersSent;
+    },
+    get destroyed() {
+      return destroyed;
+    },
+    get writableEnded() {
+      return ended;
+    },
+    writeHead(status, headers) {
+      headersSent = true;
+      const stream = new ReadableStream<Uint8Array>({
+        start: (controller) => void (body = controller),
+        cancel: () => void (destroyed = true),
+      });
+      deliver(new Response(stream, { status, headers }));
+    },
+    write(chunk) {
+      if (!destroyed && !ended) body?.enqueue(encoder.encode(chunk));
+      return true;
+    },
+    end(chunk) {
+      if (chunk !== undefined) sink.write(chunk);
+      if (ended) return;
+      ended = true;
+      if (!destroyed) body?.close();
+    },
+  };
+  return sink;
+}
+
+export function sendJson(res: ReplySink, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.headersSent || res.destroyed) return;
   const text = JSON.stringify(body);
   res.writeHead(status, {
@@ -34,7 +99,11 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 /** How long the server keeps an idle connection open (its `keepAliveTimeout`). */
 export const KEEP_ALIVE_MS = 1_000;
 
+/** Resolves after `ms` of real time: the server's pace when it is given no clock. */
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** How the server waits (`ProviderServerOptions.clock`): real time by default, a benchmark's virtual clock when given one. */
+export type Sleep = (ms: number) => Promise<void>;
 
 /** A model's generation speed (`ProviderServerOptions.speed`). */
 export interface Speed {
@@ -71,13 +140,19 @@ export function paceOf(speed: Speed | undefined, usage: Pick<Usage, 'input' | 'o
 export class SseWriter {
   private sent = 0;
 
+  private readonly delayMs: number;
+  private readonly pace: (Pace & { frames: number }) | undefined;
+  private readonly wait: Sleep;
+
   constructor(
-    private readonly res: ServerResponse,
-    private readonly delayMs: number,
+    private readonly res: ReplySink,
+    timing: Pick<ReplyContext, 'delayMs' | 'pace' | 'sleep'>,
     private readonly named: boolean,
     headers: Record<string, string> = {},
-    private readonly pace?: Pace & { frames: number },
   ) {
+    this.delayMs = timing.delayMs;
+    this.pace = timing.pace;
+    this.wait = timing.sleep ?? sleep;
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
@@ -100,12 +175,12 @@ export class SseWriter {
     if (this.pace !== undefined) {
       const wait = this.sent === 0 ? this.pace.promptMs : this.pace.outputMs / Math.max(1, this.pace.frames - 1);
       this.sent++;
-      if (wait > 0) await sleep(wait);
+      if (wait > 0) await this.wait(wait);
       if (this.closed) return;
     }
     const name = this.named && eventName ? `event: ${eventName}\n` : '';
     this.res.write(`${name}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`);
-    if (this.delayMs > 0) await sleep(this.delayMs);
+    if (this.delayMs > 0) await this.wait(this.delayMs);
   }
 
   end(): void {
@@ -158,6 +233,8 @@ export interface ReplyContext {
   delayMs: number;
   /** How long the reply takes (`ProviderServerOptions.speed`), with the frames a stream of it sends. */
   pace?: Pace & { frames: number };
+  /** How the pace and `delayMs` are waited: real time by default (`ProviderServerOptions.clock`). */
+  sleep?: Sleep;
 }
 
 /** Splits a JSON argument string into a few deltas, like the providers stream them. */

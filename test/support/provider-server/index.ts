@@ -13,6 +13,13 @@
 //   ... generateText({ model: openai.chat('gpt-4o'), tools, stopWhen: stepCountIs(20) }) ...
 //   await server.close();
 //
+// The same server without a socket (`createProvider`): its handler is a `fetch` the clients take
+// as their `fetch` option, so a request never leaves the process (the benchmarks' virtual clock
+// needs to see every piece of work in flight: bench/clock.ts).
+//
+//   const provider = createProvider({ contextWindow: 200_000, speed, clock });
+//   const openai = createOpenAI({ baseURL: IN_PROCESS_URL, apiKey: 'test', fetch: provider.fetch });
+//
 // How a context overflow reaches the caller (observed with the clients installed here:
 // @ai-sdk/openai 3.0.141 / 4.0.118, @ai-sdk/anthropic 3.0.140 / 4.0.105):
 // - OpenAI chat: HTTP 400 JSON, streaming or not. `doGenerate`/`doStream` reject with an
@@ -25,14 +32,14 @@
 //   isRetryable false. `streamText` then emits it as an `error` part (it never rejects).
 // - Anthropic: HTTP 400 JSON, streaming or not (the real API validates length before streaming).
 
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { detectSummary, runAgent, type AgentReply, type AgentScript } from './agent';
 import { compactionSummary } from './compaction';
 import { parseAnthropicRequest, sendAnthropic, type ParsedAnthropicRequest } from './anthropic';
 import { isRecord, jsonString, RequestError, type ApiName, type ParsedRequest } from './conversation';
 import { anthropicInvalidRequest, anthropicOverflow, openaiChatOverflow, openaiInvalidRequest } from './errors';
-import { argDeltas, Ids, KEEP_ALIVE_MS, paceOf, readBody, sendJson, sleep, type RenderedReply, type Speed, type Usage } from './http';
+import { argDeltas, Ids, KEEP_ALIVE_MS, paceOf, readBody, responseSink, sendJson, sleep, type RenderedReply, type ReplySink, type Speed, type Usage } from './http';
 import { parseChatRequest, sendChat } from './openai-chat';
 import { parseResponsesRequest, ResponsesStore, sendResponses, sendResponsesOverflow, type ParsedResponsesRequest } from './openai-responses';
 import { anthropicCache, CACHE_IDLE_MS, type CacheExpiry, countOutput, countPrompt, openaiCache, PrefixCache, prefixHashes, splitDeltas, truncateToTokens } from './tokens';
@@ -64,11 +71,16 @@ export interface ProviderServerOptions {
    */
   speed?: Speed;
   /**
+   * Where the pace (`speed`, `streamDelayMs`) is waited and the prompt cache's expiry measured: a
+   * benchmark's virtual clock (bench/clock.ts), on which a model's time is simulated, never slept.
+   * Default: real time.
+   */
+  clock?: { now(): number; sleep(ms: number): Promise<void> };
+  /**
    * Prompt-cache expiry: a cached prefix that no request read or wrote for `idleMs` (default
    * `CACHE_IDLE_MS`, 5 minutes, what OpenAI and Anthropic do) is gone, measured on `now`
-   * (milliseconds; default `Date.now()`, looked up on every call). A benchmark running simulated
-   * time passes its clock; a test, a fake one. Off by default: a prefix stays cached for the
-   * server's life.
+   * (milliseconds; default the `clock`'s, else `Date.now()`, looked up on every call). A test
+   * passes a fake one. Off by default: a prefix stays cached for the server's life.
    */
   promptCacheExpiry?: { idleMs?: number; now?: () => number };
   /** How many of the newest requests keep their `body` in `requests` (default 200; older ones drop it to save memory). */
@@ -108,6 +120,27 @@ export interface RecordedRequest {
   reply?: { text: string; toolCalls: { name: string; args: string }[]; finishReason: RenderedReply['finishReason'] };
 }
 
+/** The server's handler without a socket (`createProvider`). */
+export interface Provider {
+  /** Answers a request as the server does over HTTP; give it to a client as its `fetch` option, with `IN_PROCESS_URL` as its `baseURL`. */
+  fetch(input: Request | string | URL, init?: RequestInit): Promise<Response>;
+  requests: RecordedRequest[];
+  setContextWindow(tokens: number): void;
+  /** Changes the model's speed (`ProviderServerOptions.speed`) for the requests that follow; `undefined`: no wait. */
+  setSpeed(speed: Speed | undefined): void;
+}
+
+/** The `baseURL` of a client whose `fetch` is a `Provider`'s: no request goes to it. */
+export const IN_PROCESS_URL = 'http://provider.invalid/v1';
+
+/** A request as the handler reads it, from HTTP or from a fetch `Request`. */
+interface Incoming {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
 export interface ProviderServer {
   url: string;
   /** `${url}/v1`, for `createOpenAI({ baseURL, apiKey: 'test' })`. */
@@ -127,7 +160,30 @@ const ROUTES: Record<string, ApiName> = {
   '/messages': 'anthropic',
 };
 
-export async function startProviderServer(options: ProviderServerOptions): Promise<ProviderServer> {
+/** The provider, without a socket: see the top of this file. */
+export function createProvider(options: ProviderServerOptions): Provider {
+  const { handle, ...provider } = providerHandler(options);
+  return {
+    ...provider,
+    async fetch(input, init) {
+      const request = new Request(input, init);
+      const headers: IncomingHttpHeaders = {};
+      request.headers.forEach((value, name) => void (headers[name] = value));
+      const incoming = { method: request.method, url: request.url, headers, body: await request.text() };
+      return new Promise<Response>((resolve) => {
+        const res = responseSink(resolve, request.signal);
+        handle(incoming, res)
+          .catch((error: unknown) => answerFailure(res, error))
+          .finally(() => {
+            if (!res.headersSent) sendJson(res, 500, openaiInvalidRequest('provider-server: no reply'));
+          });
+      });
+    },
+  };
+}
+
+/** The provider's state and its handler of one request, for HTTP and for `fetch`. */
+function providerHandler(options: ProviderServerOptions): Omit<Provider, 'fetch'> & { handle(req: Incoming, res: ReplySink): Promise<void> } {
   let window = options.contextWindow;
   const seed = options.seed ?? 1;
   const script = options.agent ?? {};
@@ -136,7 +192,8 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
   let speed = options.speed;
   const requests: RecordedRequest[] = [];
   const ids = new Ids(seed);
-  const expiry = cacheExpiry(options.promptCacheExpiry);
+  const expiry = cacheExpiry(options.promptCacheExpiry, options.clock);
+  const wait = options.clock === undefined ? sleep : (ms: number) => options.clock!.sleep(ms);
   const caches: Record<ApiName, PrefixCache> = {
     'openai-chat': new PrefixCache(undefined, expiry),
     'openai-responses': new PrefixCache(undefined, expiry),
@@ -151,7 +208,7 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
     if (old >= 0 && requests[old]) requests[old]!.body = undefined;
   };
 
-  const sendError = (res: ServerResponse, api: ApiName, error: RequestError) => {
+  const sendError = (res: ReplySink, api: ApiName, error: RequestError) => {
     if (api === 'anthropic') {
       sendJson(res, error.status, anthropicInvalidRequest(error.message, error.status === 404 ? 'not_found_error' : 'invalid_request_error'));
     } else {
@@ -159,17 +216,15 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
     }
   };
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname.replace(/^\/v1(?=\/)/, '').replace(/\/+$/, '');
+  async function handle(req: Incoming, res: ReplySink): Promise<void> {
+    const path = new URL(req.url, 'http://localhost').pathname.replace(/^\/v1(?=\/)/, '').replace(/\/+$/, '');
     const api = ROUTES[path];
     if (!api || req.method !== 'POST') {
-      // drain the body so keep-alive connections stay usable
-      await readBody(req).catch(() => '');
       sendJson(res, 404, openaiInvalidRequest(`Invalid URL (${req.method} ${req.url})`, null, 'unknown_url'));
       return;
     }
 
-    const raw = await readBody(req);
+    const raw = req.body;
     let body: unknown;
     try {
       body = JSON.parse(raw);
@@ -209,7 +264,7 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
       record({ ...entry, rejected: true, error: 'context_length_exceeded', status: api === 'openai-responses' && parsed.stream ? 200 : 400 });
       if (api === 'openai-chat') sendJson(res, 400, openaiChatOverflow(window, count.total));
       else if (api === 'anthropic') sendJson(res, 400, anthropicOverflow(window, count.total));
-      else await sendResponsesOverflow(res, { request: parsed, body, ids, delayMs });
+      else await sendResponsesOverflow(res, { request: parsed, body, ids, delayMs, sleep: wait });
       return;
     }
 
@@ -233,28 +288,47 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
 
     const pace = paceOf(speed, usage);
     record({ ...entry, outputTokens: usage.output, cachedTokens: cache.cacheRead, rejected: false, status: 200, reply, ...(pace === undefined ? {} : { pacedMs: pace.promptMs + pace.outputMs }) });
-    if (pace !== undefined && !parsed.stream) await sleep(pace.promptMs + pace.outputMs);
+    if (pace !== undefined && !parsed.stream) await wait(pace.promptMs + pace.outputMs);
     // A stream's frames, about: its text and argument deltas and a few around them.
     const frames = splitDeltas(reply.text).length + reply.toolCalls.reduce((sum, call) => sum + argDeltas(call.args).length + 2, 0) + 4;
-    const ctx = { request: parsed, body, reply, usage, ids, delayMs, ...(pace === undefined ? {} : { pace: { ...pace, frames } }) };
+    const ctx = { request: parsed, body, reply, usage, ids, delayMs, sleep: wait, ...(pace === undefined ? {} : { pace: { ...pace, frames } }) };
     if (api === 'openai-chat') await sendChat(res, ctx);
     else if (api === 'anthropic') await sendAnthropic(res, ctx);
     else await sendResponses(res, ctx, responsesStore, (parsed as ParsedResponsesRequest).store);
   }
 
+  return {
+    handle,
+    requests,
+    setContextWindow(tokens: number) {
+      window = tokens;
+    },
+    setSpeed(next: Speed | undefined) {
+      speed = next;
+    },
+  };
+}
+
+/** Never crash the test process: answer 500 if we still can. */
+function answerFailure(res: ReplySink, error: unknown): void {
+  try {
+    if (!res.headersSent) sendJson(res, 500, openaiInvalidRequest(`provider-server: ${error instanceof Error ? error.message : String(error)}`));
+    else res.end();
+  } catch {
+    /* the socket is gone */
+  }
+}
+
+export async function startProviderServer(options: ProviderServerOptions): Promise<ProviderServer> {
+  const { handle, requests, setContextWindow, setSpeed } = providerHandler(options);
   const server = createServer((req, res) => {
     // a client that goes away mid-stream must not take the process down
     req.on('error', () => {});
     res.on('error', () => {});
-    handle(req, res).catch((error: unknown) => {
-      // never crash the test process: answer 500 if we still can
-      try {
-        if (!res.headersSent) sendJson(res, 500, openaiInvalidRequest(`provider-server: ${error instanceof Error ? error.message : String(error)}`));
-        else res.end();
-      } catch {
-        /* the socket is gone */
-      }
-    });
+    // the body is read whole first (a 404's too, so keep-alive connections stay usable)
+    readBody(req)
+      .then((body) => handle({ method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body }, res))
+      .catch((error: unknown) => answerFailure(res, error));
   });
   server.on('clientError', (_error, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\n\r\n');
@@ -277,12 +351,8 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
     openaiBaseURL: `${url}/v1`,
     anthropicBaseURL: `${url}/v1`,
     requests,
-    setContextWindow(tokens: number) {
-      window = tokens;
-    },
-    setSpeed(next: Speed | undefined) {
-      speed = next;
-    },
+    setContextWindow,
+    setSpeed,
     close() {
       return new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -293,12 +363,12 @@ export async function startProviderServer(options: ProviderServerOptions): Promi
 }
 
 /** The cache expiry of `ProviderServerOptions.promptCacheExpiry`, checked; undefined when off. */
-function cacheExpiry(option: ProviderServerOptions['promptCacheExpiry']): CacheExpiry | undefined {
+function cacheExpiry(option: ProviderServerOptions['promptCacheExpiry'], clock: ProviderServerOptions['clock']): CacheExpiry | undefined {
   if (option === undefined) return undefined;
   const idleMs = option.idleMs ?? CACHE_IDLE_MS;
   if (!(Number.isFinite(idleMs) && idleMs > 0)) throw new RangeError(`startProviderServer: promptCacheExpiry.idleMs must be a positive number of milliseconds, got ${idleMs}`);
   if (option.now !== undefined && typeof option.now !== 'function') throw new TypeError('startProviderServer: promptCacheExpiry.now must be a function returning milliseconds');
-  return { idleMs, now: option.now ?? (() => Date.now()) };
+  return { idleMs, now: option.now ?? (clock === undefined ? () => Date.now() : () => clock.now()) };
 }
 
 /** The agent's reply as it goes out: JSON arguments, finish reason, cut at the output limit. */

@@ -1,7 +1,6 @@
 // OpenAI Chat Completions: POST /v1/chat/completions (JSON, or SSE with `stream: true`).
-import type { ServerResponse } from 'node:http';
 import { isRecord, jsonString, RequestError, str, type Message, type ParsedRequest, type Part, type ToolChoice, type ToolDefinition } from './conversation';
-import { argDeltas, SseWriter, sendJson, type RenderedReply, type ReplyContext } from './http';
+import { argDeltas, SseWriter, sendJson, type RenderedReply, type ReplyContext, type ReplySink } from './http';
 import { splitDeltas } from './tokens';
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
@@ -122,7 +121,7 @@ function usageBody(ctx: ReplyContext) {
   };
 }
 
-export async function sendChat(res: ServerResponse, ctx: ReplyContext): Promise<void> {
+export async function sendChat(res: ReplySink, ctx: ReplyContext): Promise<void> {
   const { reply, request } = ctx;
   const id = ctx.ids.alnum('chatcmpl-', 29);
   const created = Math.floor(Date.now() / 1000);
@@ -157,7 +156,7 @@ export async function sendChat(res: ServerResponse, ctx: ReplyContext): Promise<
   }
 
   const includeUsage = isRecord(ctx.body.stream_options) && ctx.body.stream_options.include_usage === true;
-  const sse = new SseWriter(res, ctx.delayMs, false, {}, ctx.pace);
+  const sse = new SseWriter(res, ctx, false);
   const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => ({
     id,
     object: 'chat.completion.chunk',

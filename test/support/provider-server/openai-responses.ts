@@ -7,11 +7,10 @@
 // Native compaction (compaction.ts): a request whose `input` ends with `{ type: 'compaction_trigger' }`
 // is answered with a single `compaction` output item; a `compaction` input item (or, with
 // `store: true`, an `item_reference` to one) stands for everything before it.
-import type { ServerResponse } from 'node:http';
 import { compactInto, decryptCompaction, encryptCompaction, finishCompaction, userDigests, type CompactionMarker, type CompactionPayload } from './compaction';
 import { isRecord, jsonString, RequestError, str, type Message, type ParsedRequest, type Part, type ToolChoice, type ToolDefinition } from './conversation';
 import { openaiResponsesOverflow, openaiResponsesOverflowFrame } from './errors';
-import { argDeltas, SseWriter, sendJson, type ReplyContext } from './http';
+import { argDeltas, SseWriter, sendJson, type ReplyContext, type ReplySink } from './http';
 import { splitDeltas } from './tokens';
 
 class Bounded<V> {
@@ -252,13 +251,13 @@ function responseShell(ctx: ReplyContext, id: string, createdAt: number) {
 }
 
 /** Overflow: HTTP 400 JSON, or (streaming) HTTP 200 with `response.created`, `response.in_progress`, then the error frame. */
-export async function sendResponsesOverflow(res: ServerResponse, ctx: Omit<ReplyContext, 'reply' | 'usage'>): Promise<void> {
+export async function sendResponsesOverflow(res: ReplySink, ctx: Omit<ReplyContext, 'reply' | 'usage'>): Promise<void> {
   if (!ctx.request.stream) {
     sendJson(res, 400, openaiResponsesOverflow());
     return;
   }
   const shell = responseShell({ ...ctx, reply: { text: '', toolCalls: [], finishReason: 'stop' }, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } }, ctx.ids.hex('resp_', 48), Math.floor(Date.now() / 1000));
-  const sse = new SseWriter(res, ctx.delayMs, true);
+  const sse = new SseWriter(res, ctx, true);
   await sse.send({ type: 'response.created', sequence_number: 0, response: shell }, 'response.created');
   await sse.send({ type: 'response.in_progress', sequence_number: 1, response: shell }, 'response.in_progress');
   await sse.send(openaiResponsesOverflowFrame(2), 'error');
@@ -266,7 +265,7 @@ export async function sendResponsesOverflow(res: ServerResponse, ctx: Omit<Reply
 }
 
 /** Sends the reply; stores its items (and the whole exchange) for later `item_reference` / `previous_response_id`. */
-export async function sendResponses(res: ServerResponse, ctx: ReplyContext, store: ResponsesStore, persist: boolean): Promise<void> {
+export async function sendResponses(res: ReplySink, ctx: ReplyContext, store: ResponsesStore, persist: boolean): Promise<void> {
   const { reply, request } = ctx;
   const id = ctx.ids.hex('resp_', 48);
   const createdAt = Math.floor(Date.now() / 1000);
@@ -320,7 +319,7 @@ export async function sendResponses(res: ServerResponse, ctx: ReplyContext, stor
     return;
   }
 
-  const sse = new SseWriter(res, ctx.delayMs, true, {}, ctx.pace);
+  const sse = new SseWriter(res, ctx, true);
   let seq = 0;
   const send = (event: Record<string, unknown>) => sse.send({ type: event.type, sequence_number: seq++, ...event }, String(event.type));
   await send({ type: 'response.created', response: shell });
@@ -356,7 +355,7 @@ export async function sendResponses(res: ServerResponse, ctx: ReplyContext, stor
  * `item_reference`, and the response (as the compacted conversation) for `previous_response_id`.
  */
 async function sendCompaction(
-  res: ServerResponse,
+  res: ReplySink,
   ctx: ReplyContext,
   store: ResponsesStore,
   persist: boolean,
@@ -378,7 +377,7 @@ async function sendCompaction(
     sendJson(res, 200, final);
     return;
   }
-  const sse = new SseWriter(res, ctx.delayMs, true, {}, ctx.pace);
+  const sse = new SseWriter(res, ctx, true);
   let seq = 0;
   const send = (event: Record<string, unknown>) => sse.send({ type: event.type, sequence_number: seq++, ...event }, String(event.type));
   await send({ type: 'response.created', response: shell });
