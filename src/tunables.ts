@@ -63,8 +63,6 @@ export const MAX_BUDGET_SHARE = 0.5;
 export const DEFAULT_BUDGET_SHARE = 0.25;
 /** The newest step of a tool loop, live after the checkpoint, takes at most the room over this: a quarter. */
 export const LIVE_STEP_ROOM_DIVISOR = 4;
-/** ...and at most the total over this: half, so a live step never leaves the checkpoint nothing at the default share. */
-export const LIVE_STEP_TOTAL_DIVISOR = 2;
 /** The summary's output limit is at most the room over this: a quarter. */
 export const SUMMARY_ROOM_DIVISOR = 4;
 /** The identifiers take at most the ceiling over this (a twentieth), and at most `IDENTIFIERS_MAX_TOKENS`. */

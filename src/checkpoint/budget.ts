@@ -1,7 +1,6 @@
 import {
   DEFAULT_BUDGET_SHARE,
   LIVE_STEP_ROOM_DIVISOR,
-  LIVE_STEP_TOTAL_DIVISOR,
   MAX_BUDGET_SHARE,
   SUMMARY_ROOM_DIVISOR,
   USER_MESSAGE_DIVISOR,
@@ -17,8 +16,8 @@ import { identifierBudget } from './identifiers';
  * the room, at most half: the next compaction is then at least half the room away, and a small
  * window with a large system prompt does not compact on every step.
  *
- * Within the budget, in this order: the live part (the newest step at most a quarter of the room
- * and half the total, its tool outputs shortened past that; a new user turn whole), the summary (its output limit at
+ * Within the budget, in this order: the live part (the newest step at most a quarter of the room,
+ * its tool outputs shortened past that; a new user turn whole), the summary (its output limit at
  * most a quarter of the room), the identifiers (at most a twentieth of the ceiling and 2,000
  * tokens), the user's earlier messages the record does not hold (an eighth of the total, at most
  * 2,000 tokens, kept within half the room whatever the total leaves), and the record gets the rest,
@@ -70,9 +69,7 @@ export function keepBudget({ ceiling, frame, keep, summaryOutputTokens, share = 
   return {
     room,
     total,
-    // A quarter of the room, and at most half the total: at the default share the total is that
-    // quarter, and a live step that took it all would leave the checkpoint nothing.
-    step: Math.min(Math.floor(room / LIVE_STEP_ROOM_DIVISOR), Math.floor(total / LIVE_STEP_TOTAL_DIVISOR)),
+    step: Math.floor(room / LIVE_STEP_ROOM_DIVISOR),
     // A summary needs a few tokens whatever the room: one cut at its limit fails the compaction (and is held).
     summary: Math.max(1, Math.min(summaryOutputTokens, Math.floor(room / SUMMARY_ROOM_DIVISOR))),
     identifiers: identifierBudget(ceiling),

@@ -369,15 +369,15 @@ describe('compaction', () => {
       expect(steps).toHaveLength(50);
       // 16,000 window -> ceiling 13,600; the 6,000-token system prompt leaves a room of 7,600, and a
       // compaction keeps a quarter of it, 1,900 (docs/design.md, "One budget"): the newest step stays
-      // live shortened to half of that (950 of its 3,006 tokens), the checkpoint takes what the
-      // budget leaves (the summary, and the task's ends in the record). A step after a compaction is
-      // then at most 6,000 + 1,900; the next adds 3,003 (under the ceiling) and the one after reaches
-      // it. Steps 1-3 (6,004, 9,006, 12,009) need none; the first compaction, of the task alone,
-      // leaves room for two steps, and from then on every other step compacts: 23 summary requests,
-      // the floor with a 3,000-token step.
+      // live shortened to a quarter of the room (1,900 of its 3,006 tokens), the checkpoint takes
+      // what the budget leaves (the summary, and the task's ends in the record). A step after a
+      // compaction is then about 6,000 + 1,900 + 300 = 8,200; the next adds 3,003 (11,200, under the
+      // ceiling) and the one after reaches it. Steps 1-3 (6,004, 9,006,
+      // 12,009) need none; steps 4, 6, 8 ... 50 compact: 24 summary requests, a compaction every
+      // other step, the floor with a 3,000-token step.
       const summaries = scripted.summaryCalls().length;
-      expect(summaries).toBe(23);
-      expect(scripted.calls.map((call) => (call.summary ? 'S' : 's')).join('')).toBe(`sssSsss${'Sss'.repeat(22)}`);
+      expect(summaries).toBe(24);
+      expect(scripted.calls.map((call) => (call.summary ? 'S' : 's')).join('')).toBe(`sss${'Sss'.repeat(23)}Ss`);
       expect(log.info).toHaveLength(summaries);
       expect(log.warn).toEqual([]);
       for (const call of steps) expect(estimatePrompt(call.prompt, call.tools)).toBeLessThan(13_600);

@@ -1101,17 +1101,17 @@ describe('prepare', () => {
         conversation.push({ role: 'tool', content: [{ type: 'tool-result', toolCallId: call.toolCallId, toolName: 'run', output: { type: 'text', value: tokens(3_000, 't') } }] });
       }
       for (const call of scripted.stepCalls()) expect(estimatePrompt(call.prompt, call.tools)).toBeLessThan(13_600);
-      // 13,600 ceiling; the 6,000-token system prompt leaves a room of 7,600 and a budget of 1,900,
-      // whose newest step stays live within half of it (950). A step after a compaction is at most
-      // 7,900, the next about 10,900 (in the band, and its growth says the next step reaches the
-      // ceiling): it prepares the next step's compaction, its whole conversation, which that step
-      // sends. Every one prepared one step ahead and none prepared twice: 19 summary requests, each
-      // beside the step before the one that sends it (every other step, or every third where a
-      // compaction left the prompt low enough for two more).
-      expect(scripted.summaryCalls()).toHaveLength(19);
-      expect(records).toHaveLength(19);
+      // 13,600 ceiling; the 6,000-token system prompt leaves a room of 7,600 and a budget of 1,900.
+      // A step after a compaction is about 8,200, the next 11,200 (in the band, and its growth says
+      // the next step reaches the ceiling): it prepares the next step's compaction, its whole
+      // conversation, which that step sends (14,200 whole). A compaction every other step, the floor
+      // with a 3,000-token step, every one prepared one step ahead and none prepared twice: 24
+      // summary requests, as many as with prepare off (conversations.test.ts), each beside the
+      // step before the one that sends it.
+      expect(scripted.summaryCalls()).toHaveLength(24);
+      expect(records).toHaveLength(24);
       for (const record of records) expect(record.prepared).toBe(true);
-      expect(scripted.calls.map((call) => (call.summary ? 'S' : 's')).join('')).toBe(`sss${'SsssSss'.repeat(9)}Sss`);
+      expect(scripted.calls.map((call) => (call.summary ? 'S' : 's')).join('')).toBe(`sss${'Sss'.repeat(23)}Ss`);
       expect(scripted.calls.map((call) => (call.summary ? 'S' : 's')).join('')).not.toContain('SSS');
     });
   });
