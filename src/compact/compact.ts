@@ -14,7 +14,6 @@ import { startCompactionSpan } from '../telemetry/spans';
 import { MIN_SUMMARY_ROOM } from '../tunables';
 import type { CompactionReason, CompactionRule, CompactionUsage } from '../types';
 import { type Deadline, deadlineAt, summaryDeadline } from './deadline';
-export { summaryDeadline } from './deadline';
 import { type StepView, totalSize, withCheckpoint } from '../view';
 import { clearFirst } from './clear';
 import { type Meter, addUsage, meter } from './cost';
