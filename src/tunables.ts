@@ -145,7 +145,7 @@ export const CATCH_UP_SHARE = 0.25;
 export const CATCH_UP_CACHED_SHARE = 0.5;
 /** The growths and intervals of a conversation's recent steps kept for its pace. */
 export const PACE_STEPS = 8;
-/** Summary durations kept per model. */
+/** Summary durations kept per conversation (in its thread) and per model (the lease's bound). */
 export const SUMMARY_TIMES_KEPT = 8;
 
 // ---- Summaries in flight (docs/design.md, "No summary holds a step without bound") ----

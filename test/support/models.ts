@@ -81,3 +81,16 @@ export function toolCallResult(toolCallId: string, toolName: string, input: unkn
     warnings: [],
   };
 }
+
+/** A `doStream` result that answers `ok`, reporting `input` tokens in and 10 out. */
+export function okStream(input: number | undefined) {
+  return {
+    stream: convertArrayToReadableStream([
+      { type: 'stream-start', warnings: [] },
+      { type: 'text-start', id: '1' },
+      { type: 'text-delta', id: '1', delta: 'ok' },
+      { type: 'text-end', id: '1' },
+      { type: 'finish', finishReason: finish('stop'), usage: usage(input, 10) },
+    ]),
+  };
+}

@@ -4,7 +4,7 @@ import { CompactionError, compaction, compactionOf } from '../../../src';
 import { checkpointText } from '../../../src/checkpoint/message';
 import type { CallOptions, Message } from '../../../src/prompt/types';
 import { estimatePrompt } from '../../../src/sizing/estimate';
-import { MockLanguageModel, SUMMARY, convertArrayToReadableStream, convertReadableStreamToArray, finish, isSummaryPrompt, textResult, usage } from '../../support/models';
+import { MockLanguageModel, SUMMARY, convertArrayToReadableStream, convertReadableStreamToArray, finish, isSummaryPrompt, okStream, textResult, usage } from '../../support/models';
 import { assistant, chat, recordingLogger, textOf, user, wrap } from '../../support/harness';
 
 const tokens = (count: number, letter = 'u') => letter.repeat(count * 4);
@@ -56,15 +56,7 @@ function provider(limit: number, options: { rejectSummaries?: (estimate: number,
     },
     doStream: async (params: CallOptions) => {
       const estimate = check(params) as number;
-      return {
-        stream: convertArrayToReadableStream([
-          { type: 'stream-start', warnings: [] },
-          { type: 'text-start', id: '1' },
-          { type: 'text-delta', id: '1', delta: 'ok' },
-          { type: 'text-end', id: '1' },
-          { type: 'finish', finishReason: finish('stop'), usage: usage(estimate, 10) },
-        ]),
-      };
+      return okStream(estimate);
     },
   });
   return { model, steps, summaries, rejections: () => rejections };

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CompactionError, compaction } from '../../../src';
 import type { CallOptions, Message } from '../../../src/prompt/types';
 import { recordingLogger, wrap } from '../../support/harness';
-import { MockLanguageModel, convertArrayToReadableStream, convertReadableStreamToArray, finish, isSummaryPrompt, textResult, usage } from '../../support/models';
+import { MockLanguageModel, convertReadableStreamToArray, isSummaryPrompt, okStream, textResult } from '../../support/models';
 import { atCeiling, band } from '../../support/prepare-fixtures';
 import { estimatePrompt } from '../../../src/sizing/estimate';
 
@@ -37,15 +37,7 @@ function silentSummarizer() {
     },
     doStream: async (params: CallOptions) => {
       steps.push(params.prompt);
-      return {
-        stream: convertArrayToReadableStream([
-          { type: 'stream-start', warnings: [] },
-          { type: 'text-start', id: '1' },
-          { type: 'text-delta', id: '1', delta: 'ok' },
-          { type: 'text-end', id: '1' },
-          { type: 'finish', finishReason: finish('stop'), usage: usage(estimatePrompt(params.prompt), 10) },
-        ]),
-      };
+      return okStream(estimatePrompt(params.prompt));
     },
   });
   return { model, signals, steps };
