@@ -13,16 +13,21 @@ import { identifierBudget } from './identifiers';
  * One budget for what a compaction keeps (docs/design.md, "One budget"). The room is the ceiling
  * less the frame (the leading system messages and the tool definitions, which go out whatever is
  * compacted). The checkpoint and everything that goes out live after it take at most a share of
- * the room, at most half: the next compaction is then at least half the room away, and a small
- * window with a large system prompt does not compact on every step.
+ * the room (the total), and never more than half of it (the most): the next compaction is then at
+ * least half the room away, and a small window with a large system prompt does not compact on every
+ * step.
  *
  * Within the budget, in this order: the live part (the newest step at most a quarter of the room,
  * its tool outputs shortened past that; a new user turn whole), the summary (its output limit at
  * most a quarter of the room), the identifiers (at most a twentieth of the ceiling and 2,000
  * tokens), the user's earlier messages the record does not hold (an eighth of the total, at most
- * 2,000 tokens, kept within half the room whatever the total leaves), and the record gets the rest,
- * at most `keep`; the record always keeps the turn's user
- * message (its ends when it is longer than a quarter of what the record may take at most).
+ * 2,000 tokens), and the record gets the rest, at most `keep`; the record always keeps the turn's
+ * user message (its ends when it is longer than a quarter of what the record may take at most).
+ *
+ * What is never cut to make room (the live part, the checkpoint's fixed text, the summary, the
+ * user's earlier messages and the turn's user message) goes out whatever the total leaves: beside a
+ * large live step it takes the checkpoint past the total, the identifiers and the record's steps
+ * then get nothing, and the summary's limit keeps the whole within the most.
  */
 
 // The most of the room a compaction may keep, and the share it keeps by default (tunables.ts),
@@ -33,8 +38,14 @@ export { DEFAULT_BUDGET_SHARE, MAX_BUDGET_SHARE } from '../tunables';
 export interface KeepBudget {
   /** The ceiling less the frame. */
   room: number;
-  /** The most the checkpoint and the live part after it take together. */
+  /** The most the checkpoint and the live part after it take together: a share of the room. */
   total: number;
+  /**
+   * The most they take whatever the live part (counted at most its `step`): half the room. What is
+   * never cut to make room (the live step, the summary, the user's earlier messages, the turn's
+   * user message, the checkpoint's fixed text) may take them past `total`, never past this.
+   */
+  most: number;
   /** The most the newest step of a tool loop takes when it stays live (its tool outputs shortened past it). */
   step: number;
   /** The summary's output limit. */
@@ -69,6 +80,7 @@ export function keepBudget({ ceiling, frame, keep, summaryOutputTokens, share = 
   return {
     room,
     total,
+    most: Math.floor(room * MAX_BUDGET_SHARE),
     step: Math.floor(room / LIVE_STEP_ROOM_DIVISOR),
     // A summary needs a few tokens whatever the room: one cut at its limit fails the compaction (and is held).
     summary: Math.max(1, Math.min(summaryOutputTokens, Math.floor(room / SUMMARY_ROOM_DIVISOR))),
@@ -79,18 +91,30 @@ export function keepBudget({ ceiling, frame, keep, summaryOutputTokens, share = 
   };
 }
 
+/**
+ * The summary's output limit beside a live part of `live` tokens and a checkpoint whose fixed text
+ * takes `wrapper`: its quarter of the room (and `summaryOutputTokens`), within what the most leaves
+ * once the live part (counted at most its `step`: a new user turn is never shortened), the fixed
+ * text and the turn's user message at its longest are in. A summary needs a few tokens whatever the
+ * room: one cut at its limit fails the compaction (and is held).
+ */
+export function summaryRoom(budget: KeepBudget, used: { live: number; wrapper: number }): number {
+  return Math.max(1, Math.min(budget.summary, budget.most - Math.min(used.live, budget.step) - used.wrapper - budget.userMessage));
+}
+
 /** What the budget leaves the identifiers once the live part and the summary are known. */
 export function identifiersRoom(budget: KeepBudget, used: { live: number; summary: number }): number {
   return Math.max(0, Math.min(budget.identifiers, budget.total - used.live - used.summary));
 }
 
 /**
- * What the budget leaves the user's earlier messages once the live part, the summary and the
- * identifiers are known: their share whatever the default total leaves, within the most a compaction
- * may keep (half the room), so that a large live step does not cost the user's rules.
+ * What the budget leaves the user's earlier messages once the live part, the summary, the
+ * identifiers and the checkpoint's fixed text are known: their share whatever the total leaves,
+ * within the most (half the room) with the turn's user message at its longest, so that a large live
+ * step does not cost the user's rules.
  */
-export function userWordsRoom(budget: KeepBudget, used: { live: number; summary: number; identifiers: number }): number {
-  return Math.max(0, Math.min(budget.userWords, Math.floor(budget.room * MAX_BUDGET_SHARE) - used.live - used.summary - used.identifiers));
+export function userWordsRoom(budget: KeepBudget, used: { live: number; summary: number; identifiers: number; wrapper: number }): number {
+  return Math.max(0, Math.min(budget.userWords, budget.most - used.live - used.summary - used.identifiers - used.wrapper - budget.userMessage));
 }
 
 /** What the budget leaves the record once the live part, the summary, the identifiers, the user's messages and the checkpoint's wrapper are known: at most `keep`. */

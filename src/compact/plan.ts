@@ -1,4 +1,4 @@
-import { type BudgetInput, type KeepBudget, identifiersRoom, keepBudget, recordRoom, userWordsRoom } from '../checkpoint/budget';
+import { type BudgetInput, type KeepBudget, identifiersRoom, keepBudget, recordRoom, summaryRoom, userWordsRoom } from '../checkpoint/budget';
 import { afterCheckpoint } from '../checkpoint/live';
 import { identifierBudget } from '../checkpoint/identifiers';
 import { checkpointMessage } from '../checkpoint/message';
@@ -24,6 +24,8 @@ export interface CompactionPlan {
   budget: KeepBudget | undefined;
   /** Tokens of what goes out live after the checkpoint, the newest step shortened to the budget's `step`. */
   live: number;
+  /** Tokens of the live step alone: `live` less what a checkpoint prepared ahead reserves for what comes after it. */
+  step: number;
   /** Tokens of the checkpoint message's fixed text (its tags and its opening line). */
   wrapper: number;
   /**
@@ -74,6 +76,7 @@ export function planCompaction({ conversation, system, tools, estimator, from, c
     frame,
     budget,
     live,
+    step,
     wrapper: estimateMessages([checkpointMessage('', '')], 0, 1, estimator),
     widest: wide === undefined ? { budget, live } : { budget: wide, live: liveAfter(step, ahead, wide.total) },
   };
@@ -106,9 +109,13 @@ export function liveTokens(conversation: readonly Message[], end: number, step: 
   return estimateMessages(after, 0, after.length, estimator);
 }
 
-/** The summary's output limit (before the room the request leaves in the window lowers it further). */
+/**
+ * The summary's output limit (before the room the request leaves in the window lowers it further):
+ * its quarter of the room, within what half the room leaves beside the live step (docs/design.md,
+ * "One budget").
+ */
 export function summaryLimit(plan: CompactionPlan, summaryOutputTokens: number): number {
-  return plan.budget?.summary ?? summaryOutputTokens;
+  return plan.budget === undefined ? summaryOutputTokens : summaryRoom(plan.budget, { live: plan.step, wrapper: plan.wrapper });
 }
 
 /**
@@ -137,7 +144,7 @@ export function identifierAllowance(plan: CompactionPlan, summary: number): numb
 
 /** The most the user's messages before the record may take once the summary and identifiers are `summary` and `identifiers` tokens. */
 export function userWordsAllowance(plan: CompactionPlan, summary: number, identifiers: number): number {
-  return plan.budget === undefined ? USER_WORDS_MAX_TOKENS : userWordsRoom(plan.budget, { live: plan.live, summary, identifiers });
+  return plan.budget === undefined ? USER_WORDS_MAX_TOKENS : userWordsRoom(plan.budget, { live: plan.live, summary, identifiers, wrapper: plan.wrapper });
 }
 
 /** The most the record may take once the summary, identifiers and user's messages are `summary`, `identifiers` and `userWords` tokens. */

@@ -4,7 +4,7 @@
 // twentieth of the ceiling, at most 2,000), then the record the rest, at most `keep`.
 import { describe, expect, it } from 'vitest';
 import { CompactionError, compaction } from '../../../src';
-import { DEFAULT_BUDGET_SHARE, MAX_BUDGET_SHARE, identifiersRoom, keepBudget, recordRoom, userWordsRoom } from '../../../src/checkpoint/budget';
+import { DEFAULT_BUDGET_SHARE, MAX_BUDGET_SHARE, identifiersRoom, keepBudget, recordRoom, summaryRoom, userWordsRoom } from '../../../src/checkpoint/budget';
 import { afterCheckpoint } from '../../../src/checkpoint/live';
 import { expectedSummary, liveAfter, planCompaction, sizedFor } from '../../../src/compact/plan';
 import { worthCatchingUp } from '../../../src/compact/policy';
@@ -20,6 +20,8 @@ describe('keepBudget', () => {
     expect(keepBudget({ ceiling: 13_600, frame: 6_000, keep: 15_000, summaryOutputTokens: 4_096 })).toEqual({
       room: 7_600,
       total: 1_900,
+      // half the room
+      most: 3_800,
       step: 1_900,
       summary: 1_900,
       identifiers: 680,
@@ -35,6 +37,7 @@ describe('keepBudget', () => {
     expect(keepBudget({ ceiling: 170_000, frame: 2_000, keep: 15_000, summaryOutputTokens: 4_096 })).toEqual({
       room: 168_000,
       total: 42_000,
+      most: 84_000,
       step: 42_000,
       summary: 4_096,
       identifiers: 2_000,
@@ -61,7 +64,7 @@ describe('keepBudget', () => {
     // a summary of its whole limit after a 1,000-token live step: 42,000 - 1,000 - 32,000 = 9,000
     // left, the identifiers their cap of 2,000, the user's earlier messages their cap of 2,000
     expect(identifiersRoom(budget, { live: 1_000, summary: 32_000 })).toBe(2_000);
-    expect(userWordsRoom(budget, { live: 1_000, summary: 32_000, identifiers: 2_000 })).toBe(2_000);
+    expect(userWordsRoom(budget, { live: 1_000, summary: 32_000, identifiers: 2_000, wrapper: 50 })).toBe(2_000);
     // the record: 9,000 - 2,000 - 2,000 - a 50-token wrapper = 4,950, under keep (15,000)
     expect(recordRoom(budget, { live: 1_000, summary: 32_000, identifiers: 2_000, userWords: 2_000, wrapper: 50 })).toBe(4_950);
     // a summary 3,000 tokens longer leaves the record 3,000 less; one of 38,000 leaves it nothing
@@ -81,6 +84,22 @@ describe('keepBudget', () => {
     expect(budget.record).toBe(4_000);
     expect(budget.userMessage).toBe(1_000);
     expect(recordRoom(budget, { live: 1_000, summary: 3_000, identifiers: 2_000, wrapper: 50 })).toBe(4_000);
+  });
+
+  it('should lower the summary\'s limit to what half the room leaves beside the live part, the fixed text and the turn\'s user message', () => {
+    // 16k window, 6,000-token frame: most 3,800, the summary's quarter 1,900, the turn's user message at most 475
+    const budget = keepBudget({ ceiling: 13_600, frame: 6_000, keep: 15_000, summaryOutputTokens: 4_096 });
+    // a small live step leaves the summary its quarter: 3,800 - 400 - 60 - 475 = 2,865 is more
+    expect(summaryRoom(budget, { live: 400, wrapper: 60 })).toBe(1_900);
+    // a live step at its quarter: 3,800 - 1,900 - 60 - 475
+    expect(summaryRoom(budget, { live: 1_900, wrapper: 60 })).toBe(1_365);
+    // a new user turn past its quarter (never shortened) counts as its quarter
+    expect(summaryRoom(budget, { live: 5_000, wrapper: 60 })).toBe(1_365);
+    // a summary needs a few tokens whatever the room: a 200-token room (most 100, step 50, the
+    // turn's user message at most 12) leaves it nothing beside a 61-token fixed text, and gets 1
+    const tiny = keepBudget({ ceiling: 200, frame: 0, keep: 15_000, summaryOutputTokens: 4_096 });
+    expect({ most: tiny.most, step: tiny.step, userMessage: tiny.userMessage }).toEqual({ most: 100, step: 50, userMessage: 12 });
+    expect(summaryRoom(tiny, { live: 50, wrapper: 61 })).toBe(1);
   });
 
   it('should give the parts what is left in order: the live part, the summary, the identifiers, the record', () => {
@@ -225,7 +244,7 @@ describe('the window is never exceeded by the middleware\'s own estimate', () =>
     expect(stepCalls()).toHaveLength(0);
   });
 
-  it('should ask a 4,000-token window for a summary within a quarter of its room, and never send a step over the window', async () => {
+  it('should ask a 4,000-token window for a summary within a quarter of its room and what half of it leaves, and never send a step over the window', async () => {
     // A summarizer that ignores its limit and writes 1,500 tokens: the checkpoint with it and the
     // live turn would be over the window; nothing is stored, the step goes out as it was if it fits.
     const { model, summaryCalls, stepCalls } = scriptedModel({
@@ -240,8 +259,10 @@ describe('the window is never exceeded by the middleware\'s own estimate', () =>
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(/^ai-compaction: compaction failed \(too-large\): .*; the step goes out unchanged\./);
     expect(summaryCalls()).toHaveLength(1);
-    // ceiling 3,400, frame 0: a quarter of the room is 850
-    expect(summaryCalls()[0]!.maxOutputTokens).toBe(850);
+    // ceiling 3,400, frame 0: a quarter of the room is 850, within what half the room (1,700) leaves
+    // beside the live turn counted at its quarter (850), the checkpoint's fixed text (61) and the
+    // turn's user message at its longest (212): 577
+    expect(summaryCalls()[0]!.maxOutputTokens).toBe(577);
     // the step went out as it was (3,500, under the window), nothing stored
     expect(stepCalls()).toHaveLength(1);
     expect(stepCalls()[0]!.prompt).toEqual(prompt);
