@@ -92,29 +92,35 @@ export function keepBudget({ ceiling, frame, keep, summaryOutputTokens, share = 
 }
 
 /**
- * The summary's output limit beside a live part of `live` tokens and a checkpoint whose fixed text
- * takes `wrapper`: its quarter of the room (and `summaryOutputTokens`), within what the most leaves
- * once the live part (counted at most its `step`: a new user turn is never shortened), the fixed
- * text and the turn's user message at its longest are in. A summary needs a few tokens whatever the
- * room: one cut at its limit fails the compaction (and is held).
+ * The summary's output limit beside a live step of `live` tokens (a new user turn, never shortened,
+ * counted at most the budget's `step`), a checkpoint whose fixed text takes `wrapper` and a record
+ * that holds at least `record` tokens (the turn's user message it opens with, at most the budget's
+ * `userMessage`, or the record first chosen): its quarter of the room (and `summaryOutputTokens`),
+ * within what the most leaves beside them. A summary needs a few tokens whatever the room: one cut
+ * at its limit fails the compaction (and is held).
  */
-export function summaryRoom(budget: KeepBudget, used: { live: number; wrapper: number }): number {
-  return Math.max(1, Math.min(budget.summary, budget.most - Math.min(used.live, budget.step) - used.wrapper - budget.userMessage));
+export function summaryRoom(budget: KeepBudget, used: { live: number; wrapper: number; record: number }): number {
+  return Math.max(1, Math.min(budget.summary, budget.most - used.live - used.wrapper - used.record));
 }
 
-/** What the budget leaves the identifiers once the live part and the summary are known. */
-export function identifiersRoom(budget: KeepBudget, used: { live: number; summary: number }): number {
-  return Math.max(0, Math.min(budget.identifiers, budget.total - used.live - used.summary));
+/**
+ * What the budget leaves the identifiers once the live part and the summary are known: what the
+ * total leaves, within what the most leaves beside the checkpoint's fixed text and the least the
+ * record holds (`record`, as in {@link summaryRoom}).
+ */
+export function identifiersRoom(budget: KeepBudget, used: { live: number; summary: number; wrapper: number; record: number }): number {
+  const total = budget.total - used.live - used.summary;
+  return Math.max(0, Math.min(budget.identifiers, total, budget.most - used.live - used.summary - used.wrapper - used.record));
 }
 
 /**
  * What the budget leaves the user's earlier messages once the live part, the summary, the
- * identifiers and the checkpoint's fixed text are known: their share whatever the total leaves,
- * within the most (half the room) with the turn's user message at its longest, so that a large live
- * step does not cost the user's rules.
+ * identifiers, the checkpoint's fixed text and the least the record holds (`record`, as in
+ * {@link summaryRoom}) are known: their share whatever the total leaves, within the most (half the
+ * room), so that a large live step does not cost the user's rules.
  */
-export function userWordsRoom(budget: KeepBudget, used: { live: number; summary: number; identifiers: number; wrapper: number }): number {
-  return Math.max(0, Math.min(budget.userWords, budget.most - used.live - used.summary - used.identifiers - used.wrapper - budget.userMessage));
+export function userWordsRoom(budget: KeepBudget, used: { live: number; summary: number; identifiers: number; wrapper: number; record: number }): number {
+  return Math.max(0, Math.min(budget.userWords, budget.most - used.live - used.summary - used.identifiers - used.wrapper - used.record));
 }
 
 /** What the budget leaves the record once the live part, the summary, the identifiers, the user's messages and the checkpoint's wrapper are known: at most `keep`. */

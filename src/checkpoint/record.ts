@@ -87,6 +87,17 @@ export function recordOpening(conversation: readonly Message[], start: number, e
   return turnUser < 0 ? start : turnUser;
 }
 
+/**
+ * What a record starting inside the turn that `conversation[0, end)` ends in opens with before its
+ * steps, that turn's user message whole: its lines and the note on the steps between ('' without a
+ * turn). The record shortens the message to its ends past its allowance.
+ */
+export function openingText(conversation: readonly Message[], end: number): string {
+  const turnUser = turnUserIndex(conversation, end);
+  if (turnUser < 0) return '';
+  return [...messageLines(conversation[turnUser]!, RECORD_STYLE), earlierStepsNote(end - turnUser)].map((line) => `${line}\n\n`).join('');
+}
+
 /** The user message of the turn that `conversation[0, end)` ends in: the last one before `end`, or -1. */
 export function turnUserIndex(conversation: readonly Message[], end: number): number {
   let index = end - 1;

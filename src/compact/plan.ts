@@ -2,6 +2,7 @@ import { type BudgetInput, type KeepBudget, identifiersRoom, keepBudget, recordR
 import { afterCheckpoint } from '../checkpoint/live';
 import { identifierBudget } from '../checkpoint/identifiers';
 import { checkpointMessage } from '../checkpoint/message';
+import { openingText } from '../checkpoint/record';
 import { liveStart } from '../prompt/conversation';
 import type { ResolvedOptions } from '../options';
 import type { CallOptions, Message, SystemMessage } from '../prompt/types';
@@ -24,10 +25,21 @@ export interface CompactionPlan {
   budget: KeepBudget | undefined;
   /** Tokens of what goes out live after the checkpoint, the newest step shortened to the budget's `step`. */
   live: number;
-  /** Tokens of the live step alone: `live` less what a checkpoint prepared ahead reserves for what comes after it. */
+  /**
+   * Tokens of the live step alone (`live` less what a checkpoint prepared ahead reserves for what
+   * comes after it) as the summary's limit counts them: a tool step as it goes out (its outputs
+   * shortened at 4 characters a token, which a learned estimate may count past the budget's `step`),
+   * a new user turn at most the budget's `step` (it is never shortened).
+   */
   step: number;
   /** Tokens of the checkpoint message's fixed text (its tags and its opening line). */
   wrapper: number;
+  /**
+   * Tokens of the turn's user message as the record opens with it when it starts inside that turn
+   * (within the budget's `userMessage`, its ends past that), with the note on the steps between:
+   * never cut, so the summary's limit leaves room for it (docs/design.md, "One budget").
+   */
+  opening: number;
   /**
    * The budget at the most a compaction may keep (half the room), with the live part it reserves:
    * what a compaction whose summary request cannot carry the whole conversation sizes its record by
@@ -67,7 +79,8 @@ export function planCompaction({ conversation, system, tools, estimator, from, c
   // A compaction of the whole conversation is made for the next step, whose live part is not there
   // yet: it leaves room for one as large as this step's. The live step's share of the room (a
   // quarter) does not depend on the budget's share.
-  const step = liveTokens(conversation, end === conversation.length ? liveStart(conversation) : end, budget?.step, estimator);
+  const start = end === conversation.length ? liveStart(conversation) : end;
+  const step = liveTokens(conversation, start, budget?.step, estimator);
   const live = liveAfter(step, ahead, budget?.total);
   const wide = ceiling === undefined ? undefined : budgetAt({ ceiling, frame, keep, summaryOutputTokens, share: MAX_BUDGET_SHARE });
   return {
@@ -76,8 +89,9 @@ export function planCompaction({ conversation, system, tools, estimator, from, c
     frame,
     budget,
     live,
-    step,
+    step: budget !== undefined && conversation[start]?.role === 'user' ? Math.min(step, budget.step) : step,
     wrapper: estimateMessages([checkpointMessage('', '')], 0, 1, estimator),
+    opening: openingTokens(conversation, end, budget, estimator),
     widest: wide === undefined ? { budget, live } : { budget: wide, live: liveAfter(step, ahead, wide.total) },
   };
 }
@@ -91,6 +105,17 @@ export function planCompaction({ conversation, system, tools, estimator, from, c
 export function liveAfter(step: number, ahead: number, total: number | undefined): number {
   if (ahead <= 0 || total === undefined) return step;
   return Math.max(step, Math.min(step + ahead, total));
+}
+
+/**
+ * Tokens of what the record opens with when it starts inside the turn that `conversation[0, end)`
+ * ends in (the turn's user message and the note on the steps between), at most the budget's
+ * `userMessage`. No turn, or no budget: 0.
+ */
+function openingTokens(conversation: readonly Message[], end: number, budget: KeepBudget | undefined, estimator: Estimator): number {
+  const text = budget === undefined ? '' : openingText(conversation, end);
+  if (budget === undefined || text === '') return 0;
+  return Math.min(budget.userMessage, estimateMessages([{ role: 'user', content: [{ type: 'text', text }] }], 0, 1, estimator));
 }
 
 /** The budget of a compaction made at this ceiling with this frame, at `share` of the room (by default the instance's). */
@@ -111,11 +136,12 @@ export function liveTokens(conversation: readonly Message[], end: number, step: 
 
 /**
  * The summary's output limit (before the room the request leaves in the window lowers it further):
- * its quarter of the room, within what half the room leaves beside the live step (docs/design.md,
- * "One budget").
+ * its quarter of the room, within what half the room leaves beside the live step, the fixed text and
+ * the least the record holds: what it opens with, or `record` tokens once the record it will never
+ * hold less than is chosen (docs/design.md, "One budget").
  */
-export function summaryLimit(plan: CompactionPlan, summaryOutputTokens: number): number {
-  return plan.budget === undefined ? summaryOutputTokens : summaryRoom(plan.budget, { live: plan.step, wrapper: plan.wrapper });
+export function summaryLimit(plan: CompactionPlan, summaryOutputTokens: number, record = 0): number {
+  return plan.budget === undefined ? summaryOutputTokens : summaryRoom(plan.budget, { live: plan.step, wrapper: plan.wrapper, record: Math.max(plan.opening, record) });
 }
 
 /**
@@ -137,14 +163,16 @@ export function sizedFor(plan: CompactionPlan, squeezed: boolean): CompactionPla
   return squeezed ? { ...plan, ...plan.widest } : plan;
 }
 
-/** The most the identifier list may take once the summary is `summary` tokens (without a ceiling, its cap). */
-export function identifierAllowance(plan: CompactionPlan, summary: number): number {
-  return plan.budget === undefined ? identifierBudget(undefined) : identifiersRoom(plan.budget, { live: plan.live, summary });
+/** The most the identifier list may take once the summary is `summary` tokens and the record holds at least `record` (without a ceiling, its cap). */
+export function identifierAllowance(plan: CompactionPlan, summary: number, record = 0): number {
+  return plan.budget === undefined ? identifierBudget(undefined) : identifiersRoom(plan.budget, { live: plan.live, summary, wrapper: plan.wrapper, record: Math.max(plan.opening, record) });
 }
 
-/** The most the user's messages before the record may take once the summary and identifiers are `summary` and `identifiers` tokens. */
-export function userWordsAllowance(plan: CompactionPlan, summary: number, identifiers: number): number {
-  return plan.budget === undefined ? USER_WORDS_MAX_TOKENS : userWordsRoom(plan.budget, { live: plan.live, summary, identifiers, wrapper: plan.wrapper });
+/** The most the user's messages before the record may take once the summary and identifiers are `summary` and `identifiers` tokens and the record holds at least `record`. */
+export function userWordsAllowance(plan: CompactionPlan, summary: number, identifiers: number, record = 0): number {
+  return plan.budget === undefined
+    ? USER_WORDS_MAX_TOKENS
+    : userWordsRoom(plan.budget, { live: plan.live, summary, identifiers, wrapper: plan.wrapper, record: Math.max(plan.opening, record) });
 }
 
 /** The most the record may take once the summary, identifiers and user's messages are `summary`, `identifiers` and `userWords` tokens. */

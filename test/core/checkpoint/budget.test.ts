@@ -63,8 +63,8 @@ describe('keepBudget', () => {
     expect(budget.summary).toBe(32_000);
     // a summary of its whole limit after a 1,000-token live step: 42,000 - 1,000 - 32,000 = 9,000
     // left, the identifiers their cap of 2,000, the user's earlier messages their cap of 2,000
-    expect(identifiersRoom(budget, { live: 1_000, summary: 32_000 })).toBe(2_000);
-    expect(userWordsRoom(budget, { live: 1_000, summary: 32_000, identifiers: 2_000, wrapper: 50 })).toBe(2_000);
+    expect(identifiersRoom(budget, { live: 1_000, summary: 32_000, wrapper: 50, record: 0 })).toBe(2_000);
+    expect(userWordsRoom(budget, { live: 1_000, summary: 32_000, identifiers: 2_000, wrapper: 50, record: 1_000 })).toBe(2_000);
     // the record: 9,000 - 2,000 - 2,000 - a 50-token wrapper = 4,950, under keep (15,000)
     expect(recordRoom(budget, { live: 1_000, summary: 32_000, identifiers: 2_000, userWords: 2_000, wrapper: 50 })).toBe(4_950);
     // a summary 3,000 tokens longer leaves the record 3,000 less; one of 38,000 leaves it nothing
@@ -89,26 +89,29 @@ describe('keepBudget', () => {
   it('should lower the summary\'s limit to what half the room leaves beside the live part, the fixed text and the turn\'s user message', () => {
     // 16k window, 6,000-token frame: most 3,800, the summary's quarter 1,900, the turn's user message at most 475
     const budget = keepBudget({ ceiling: 13_600, frame: 6_000, keep: 15_000, summaryOutputTokens: 4_096 });
+    expect(budget.userMessage).toBe(475);
     // a small live step leaves the summary its quarter: 3,800 - 400 - 60 - 475 = 2,865 is more
-    expect(summaryRoom(budget, { live: 400, wrapper: 60 })).toBe(1_900);
-    // a live step at its quarter: 3,800 - 1,900 - 60 - 475
-    expect(summaryRoom(budget, { live: 1_900, wrapper: 60 })).toBe(1_365);
-    // a new user turn past its quarter (never shortened) counts as its quarter
-    expect(summaryRoom(budget, { live: 5_000, wrapper: 60 })).toBe(1_365);
+    expect(summaryRoom(budget, { live: 400, wrapper: 60, record: 475 })).toBe(1_900);
+    // a live step at its quarter, the turn's user message at its longest: 3,800 - 1,900 - 60 - 475
+    expect(summaryRoom(budget, { live: 1_900, wrapper: 60, record: 475 })).toBe(1_365);
+    // the same beside a short user message (30 tokens): 3,800 - 1,900 - 60 - 30 = 1,810
+    expect(summaryRoom(budget, { live: 1_900, wrapper: 60, record: 30 })).toBe(1_810);
+    // a tool step its outputs' shortening left at 2,000 by the estimate: 3,800 - 2,000 - 60 - 475
+    expect(summaryRoom(budget, { live: 2_000, wrapper: 60, record: 475 })).toBe(1_265);
     // a summary needs a few tokens whatever the room: a 200-token room (most 100, step 50, the
     // turn's user message at most 12) leaves it nothing beside a 61-token fixed text, and gets 1
     const tiny = keepBudget({ ceiling: 200, frame: 0, keep: 15_000, summaryOutputTokens: 4_096 });
     expect({ most: tiny.most, step: tiny.step, userMessage: tiny.userMessage }).toEqual({ most: 100, step: 50, userMessage: 12 });
-    expect(summaryRoom(tiny, { live: 50, wrapper: 61 })).toBe(1);
+    expect(summaryRoom(tiny, { live: 50, wrapper: 61, record: 12 })).toBe(1);
   });
 
   it('should give the parts what is left in order: the live part, the summary, the identifiers, the record', () => {
     const budget = keepBudget({ ceiling: 13_600, frame: 6_000, keep: 15_000, summaryOutputTokens: 4_096 });
     // 1,900: live 400, summary 600, identifiers 680 (their cap), the record 1,900 - 400 - 600 - 680 - 20 = 200
-    expect(identifiersRoom(budget, { live: 400, summary: 600 })).toBe(680);
+    expect(identifiersRoom(budget, { live: 400, summary: 600, wrapper: 50, record: 0 })).toBe(680);
     expect(recordRoom(budget, { live: 400, summary: 600, identifiers: 680, wrapper: 20 })).toBe(200);
     // a live step of the whole quarter leaves the summary's share to nothing else
-    expect(identifiersRoom(budget, { live: 1_900, summary: 600 })).toBe(0);
+    expect(identifiersRoom(budget, { live: 1_900, summary: 600, wrapper: 50, record: 0 })).toBe(0);
     expect(recordRoom(budget, { live: 1_900, summary: 600, identifiers: 0, wrapper: 20 })).toBe(0);
   });
 });
@@ -261,8 +264,9 @@ describe('the window is never exceeded by the middleware\'s own estimate', () =>
     expect(summaryCalls()).toHaveLength(1);
     // ceiling 3,400, frame 0: a quarter of the room is 850, within what half the room (1,700) leaves
     // beside the live turn counted at its quarter (850), the checkpoint's fixed text (61) and the
-    // turn's user message at its longest (212): 577
-    expect(summaryCalls()[0]!.maxOutputTokens).toBe(577);
+    // least the record holds: the covered turn's 600-token user message at its longest (212), its
+    // ends with the notes, 233 tokens: 556
+    expect(summaryCalls()[0]!.maxOutputTokens).toBe(556);
     // the step went out as it was (3,500, under the window), nothing stored
     expect(stepCalls()).toHaveLength(1);
     expect(stepCalls()[0]!.prompt).toEqual(prompt);

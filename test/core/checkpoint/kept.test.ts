@@ -92,10 +92,12 @@ describe('what a compaction keeps: within the total, past it only by what is nev
       // Each step adds 3,000 tokens to a prompt of 7,000 or more: every step from the third compacts.
       expect(compactions).toHaveLength(10);
       // The summary's limit: its quarter of the room (1,050) within what half of it (2,100) leaves
-      // beside the live step at its quarter (1,050), the fixed text (59 at the ratio the counts
-      // taught) and the turn's user message at its longest (262): 729. With its limit at the quarter, a summary written to it took the
-      // prompt after the compaction to 8,180, past half the room (8,100).
-      expect(new Set(limits)).toEqual(new Set([729]));
+      // beside the live step as the counts taught to estimate it (its quarter, 1,050, or 1,051),
+      // the fixed text (59) and what the record opens with, the turn's user message and the note
+      // on the steps between (21): 969 or 968. With its limit at the quarter, a summary written to
+      // it took the prompt after the compaction to 8,180, past half the room (8,100); with the turn's
+      // user message reserved at its longest (262), the limit was 729.
+      expect(new Set(limits)).toEqual(new Set([968, 969]));
       for (const { sent, record } of compactions) {
         const parts = partsOf(sent);
         // The newest step stays live at its quarter of the room (1,050), its 3,000-token output
@@ -153,7 +155,11 @@ describe('what a compaction keeps: within the total, past it only by what is nev
             }
             // The live part is the newest tool step (the loop ends with tool results): within its quarter.
             expect(parts.live).toBeLessThanOrEqual(Math.floor(room / 4));
-            expect(record.tokensAfter - frame).toBeLessThanOrEqual(Math.floor(room / 2));
+            // By the provider's count (the scripted model counts text at 4 characters a token and
+            // writes its summaries at that ratio). The middleware's own estimate of the same prompt
+            // may be a few percent larger: it learns its ratio from counts that round a prompt up
+            // (a 26-character task counted 7 tokens teaches 3.7 characters a token), and counts the
+            // summary's text by it, while the summary's limit is in the model's output tokens.
             expect(estimatePrompt(sent) - frame).toBeLessThanOrEqual(Math.floor(room / 2));
             checked++;
           }

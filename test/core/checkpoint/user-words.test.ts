@@ -77,12 +77,14 @@ describe("the user's words", () => {
     const budget = keepBudget({ ceiling: 16_000, frame: 500, keep: 15_000, summaryOutputTokens: 4_096 });
     expect(budget.userWords).toBe(484);
     expect(budget.userMessage).toBe(968);
-    expect(userWordsRoom(budget, { live: 100, summary: 500, identifiers: 800, wrapper: 50 })).toBe(484);
+    expect(userWordsRoom(budget, { live: 100, summary: 500, identifiers: 800, wrapper: 50, record: 968 })).toBe(484);
     // a live step of 3,000 leaves the total nothing for them, half the room (7,750) still 484
-    expect(userWordsRoom(budget, { live: 3_000, summary: 500, identifiers: 800, wrapper: 50 })).toBe(484);
-    // past half the room: what is left of it beside the fixed text and the turn's user message at
-    // its longest: 7,750 - 5,700 - 500 - 400 - 50 - 968 = 132
-    expect(userWordsRoom(budget, { live: 5_700, summary: 500, identifiers: 400, wrapper: 50 })).toBe(132);
-    expect(userWordsRoom(budget, { live: 6_000, summary: 500, identifiers: 400, wrapper: 50 })).toBe(0);
+    expect(userWordsRoom(budget, { live: 3_000, summary: 500, identifiers: 800, wrapper: 50, record: 968 })).toBe(484);
+    // past half the room: what is left of it beside the fixed text and the turn's user message (at
+    // its longest, 968): 7,750 - 5,700 - 500 - 400 - 50 - 968 = 132; beside a 100-token one, 1,000
+    // is left and they take their 484
+    expect(userWordsRoom(budget, { live: 5_700, summary: 500, identifiers: 400, wrapper: 50, record: 968 })).toBe(132);
+    expect(userWordsRoom(budget, { live: 5_700, summary: 500, identifiers: 400, wrapper: 50, record: 100 })).toBe(484);
+    expect(userWordsRoom(budget, { live: 6_000, summary: 500, identifiers: 400, wrapper: 50, record: 968 })).toBe(0);
   });
 });
