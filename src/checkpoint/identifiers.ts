@@ -30,8 +30,8 @@ interface Seen {
  * like `path`, path-like tokens in messages and tool outputs), URLs, commands run (and each path
  * and URL inside a command, on its own), and the first line of each tool error or error line of an
  * output, cut at 200 characters. Each once, most recent
- * first, followed by the previous checkpoint's list; within `budget` tokens, the most often and
- * then most recently seen stay.
+ * first, followed by the previous checkpoint's list; within `budget` tokens for the whole section
+ * (its heading too), the most often and then most recently seen stay.
  */
 export function collectIdentifiers(covered: readonly Message[], previous: readonly string[], budget: number, charsPerToken = CHARS_PER_TOKEN): string[] {
   const found: string[] = [];
@@ -50,7 +50,8 @@ export function collectIdentifiers(covered: readonly Message[], previous: readon
   }
   const all = [...seen.keys()];
   const cost = (identifier: string) => identifier.length + 1;
-  const limit = Math.floor(Math.max(0, budget) * charsPerToken);
+  // The section: its heading, then each identifier on a line of its own.
+  const limit = Math.floor(Math.max(0, budget) * charsPerToken) - IDENTIFIERS_HEADING.length;
   if (all.reduce((sum, identifier) => sum + cost(identifier), 0) <= limit) return all;
   const kept = new Set<string>();
   let used = 0;

@@ -75,9 +75,13 @@ describe('identifiers', () => {
       toolCall('3', 'read', { path: 'once-old.ts' }),
       toolCall('4', 'read', { path: 'once-new.ts' }),
     ];
-    // 6 tokens: 24 characters, each identifier costs its length and a newline
-    expect(collectIdentifiers(covered, [], 6)).toEqual(['once-new.ts', 'often.ts']);
-    expect(collectIdentifiers(covered, [], 3)).toEqual(['often.ts']);
+    // 14 tokens: 56 characters, the section's heading 30 of them; each identifier costs its length
+    // and a newline (12, 9 and 12): two fit in the 26 left
+    expect(collectIdentifiers(covered, [], 14)).toEqual(['once-new.ts', 'often.ts']);
+    // 10 tokens: 10 characters beside the heading, the most often seen alone
+    expect(collectIdentifiers(covered, [], 10)).toEqual(['often.ts']);
+    // 7 tokens do not hold the heading: none
+    expect(collectIdentifiers(covered, [], 7)).toEqual([]);
   });
 
   it('should take at most a twentieth of the ceiling and 2,000 tokens', () => {

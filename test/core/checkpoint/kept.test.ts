@@ -130,6 +130,23 @@ describe('what a compaction keeps: within the total, past it only by what is nev
     }
   });
 
+  it('should leave the record it first chose its room within half the room, when the summary comes out longer than expected', async () => {
+    // 8k window, no system prompt: ceiling 6,800, room 6,800, most 3,400. The summary request cannot
+    // carry the whole conversation, so the record is first chosen for a summary of half its limit
+    // (408 tokens of the task and its newest steps) and is never made smaller; the summary is then
+    // written to 99 % of its limit. The limit leaves that record its room: 3,400 - the 1,422-token
+    // live step - the fixed text (61) - 408 = 1,509, and the identifiers get what the summary of
+    // 1,492 leaves, 17 tokens. (Without the record in the limit, a summary of 1,492 beside 18 tokens
+    // of identifiers came to 3,401.)
+    const { compactions, limits } = await runLoop({ window: 8_000, frameTokens: 0, outputs: [2_109, 4_418, 10, 10, 1_416, 10], fill: 0.99, prepare: false });
+    expect(compactions).toHaveLength(1);
+    expect(limits).toEqual([1_509]);
+    const { sent } = compactions[0]!;
+    const parts = partsOf(sent);
+    expect(parts.recent).toContain('[Tool result]');
+    expect(estimatePrompt(sent)).toBeLessThanOrEqual(3_400);
+  });
+
   it('should never send a tool loop past half the room after a compaction, whatever the window, frame, outputs and summaries', async () => {
     let checked = 0;
     await fc.assert(
