@@ -22,7 +22,7 @@ import { leaseOrWait, releaseLease } from './lease';
 import { measuredSummary } from './measured';
 import { placeHold } from './holds';
 import { keptUserMessages, nativeItem } from './native';
-import { type CompactionPlan, expectedSummary, identifierAllowance, planOf, recordAllowance, sizedFor, summaryLimit, userMessageAllowance, userWordsAllowance } from './plan';
+import { type CompactionPlan, expectedSummary, identifierAllowance, openingTokens, planOf, recordAllowance, sizedFor, summaryLimit, userMessageAllowance, userWordsAllowance } from './plan';
 import { announce, kindOf, reportOf, ruleOf } from './report';
 import { sendPrepared } from './send-prepared';
 
@@ -252,7 +252,9 @@ async function makeBy(engine: Engine, { view: asked, reason, model, window, targ
     const charsPerToken = charsPerTokenOf(view.estimator, covered);
     const tokensOf = (text: string) => Math.round(text.length / charsPerToken);
     const userMessage = userMessageAllowance(plan, settings.keep);
-    const firstLimit = summaryLimit(plan, settings.summaryOutputTokens);
+    // The least the record holds: what it opens with, until the record it never holds less than is chosen.
+    const openingSize = openingTokens(plan, view.conversation, end, view.estimator);
+    const firstLimit = summaryLimit(plan, settings.summaryOutputTokens, openingSize);
     const recordOfSize = (budget: number) => selectRecord(view.conversation, budget, view.boundaryEnd, end, charsPerToken, userMessage);
     // Before the summary is written its size is unknown: the record is first sized for the summary
     // this conversation's last one suggests (a quarter more), or half its limit; the shortened
@@ -261,17 +263,18 @@ async function makeBy(engine: Engine, { view: asked, reason, model, window, targ
     const previous = view.checkpoint?.summary === undefined || view.checkpoint.summary === '' ? undefined : tokensOf(view.checkpoint.summary);
     const expected = expectedSummary(firstLimit, previous);
     const sized = sizedFor(plan, !summaryFitsWhole(view, request.size, window));
-    const expectedIdentifiers = identifierAllowance(sized, expected);
+    const expectedIdentifiers = identifierAllowance(sized, expected, openingSize);
     // The user's messages the record will not hold (docs/design.md, "The user's words"): at first
     // those before the newest turn it covers (whose user message the record always holds).
-    const wordsOf = (to: number, summaryTokens: number, identifierTokens: number, record = 0) =>
+    const wordsOf = (to: number, summaryTokens: number, identifierTokens: number, record: number) =>
       collectUserWords(view.conversation, view.boundaryEnd, to, userWordsAllowance(sized, summaryTokens, identifierTokens, record), charsPerToken);
     const wordsTokens = (words: UserWords[]) => tokensOf(withUserWords(words.map((each) => each.line), ''));
-    const reserved = wordsTokens(wordsOf(recordOpening(view.conversation, end, end), expected, expectedIdentifiers));
+    const reserved = wordsTokens(wordsOf(recordOpening(view.conversation, end, end), expected, expectedIdentifiers, openingSize));
     const first = recordAllowance(sized, expected, expectedIdentifiers, settings.keep, reserved);
     const smallest = recordOfSize(first);
     // The record never holds less than this first one: the summary's limit leaves it its room.
-    const outputLimit = summaryLimit(plan, settings.summaryOutputTokens, smallest.tokens);
+    const least = Math.max(openingSize, smallest.tokens);
+    const outputLimit = summaryLimit(plan, settings.summaryOutputTokens, least);
     const reply = await deadline.race(summarize({
       model: costs.wrap(engine.summarizer ?? model),
       params: asked.params,
@@ -290,9 +293,9 @@ async function makeBy(engine: Engine, { view: asked, reason, model, window, targ
     }));
     summary = withoutUserWordsSection(withoutIdentifiersSection(reply));
     const summaryTokens = tokensOf(summary);
-    identifiers = collectIdentifiers(covered, view.checkpoint?.identifiers ?? [], identifierAllowance(sized, summaryTokens, smallest.tokens), charsPerToken);
+    identifiers = collectIdentifiers(covered, view.checkpoint?.identifiers ?? [], identifierAllowance(sized, summaryTokens, least), charsPerToken);
     const identifierTokens = tokensOf(identifiersSection(identifiers));
-    const words = wordsOf(recordOpening(view.conversation, smallest.start, end), summaryTokens, identifierTokens, smallest.tokens);
+    const words = wordsOf(recordOpening(view.conversation, smallest.start, end), summaryTokens, identifierTokens, least);
     const record = recordOfSize(Math.max(first, recordAllowance(sized, summaryTokens, identifierTokens, settings.keep, wordsTokens(words))));
     // Those the record holds (from its start, and the turn's user message it opens with) are left out.
     const opening = recordOpening(view.conversation, record.start, end);

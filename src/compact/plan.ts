@@ -35,12 +35,6 @@ export interface CompactionPlan {
   /** Tokens of the checkpoint message's fixed text (its tags and its opening line). */
   wrapper: number;
   /**
-   * Tokens of the turn's user message as the record opens with it when it starts inside that turn
-   * (within the budget's `userMessage`, its ends past that), with the note on the steps between:
-   * never cut, so the summary's limit leaves room for it (docs/design.md, "One budget").
-   */
-  opening: number;
-  /**
    * The budget at the most a compaction may keep (half the room), with the live part it reserves:
    * what a compaction whose summary request cannot carry the whole conversation sizes its record by
    * (docs/design.md, "One budget"). The plan's own where there is no ceiling.
@@ -91,7 +85,6 @@ export function planCompaction({ conversation, system, tools, estimator, from, c
     live,
     step: budget !== undefined && conversation[start]?.role === 'user' ? Math.min(step, budget.step) : step,
     wrapper: estimateMessages([checkpointMessage('', '')], 0, 1, estimator),
-    opening: openingTokens(conversation, end, budget, estimator),
     widest: wide === undefined ? { budget, live } : { budget: wide, live: liveAfter(step, ahead, wide.total) },
   };
 }
@@ -105,17 +98,6 @@ export function planCompaction({ conversation, system, tools, estimator, from, c
 export function liveAfter(step: number, ahead: number, total: number | undefined): number {
   if (ahead <= 0 || total === undefined) return step;
   return Math.max(step, Math.min(step + ahead, total));
-}
-
-/**
- * Tokens of what the record opens with when it starts inside the turn that `conversation[0, end)`
- * ends in (the turn's user message and the note on the steps between), at most the budget's
- * `userMessage`. No turn, or no budget: 0.
- */
-function openingTokens(conversation: readonly Message[], end: number, budget: KeepBudget | undefined, estimator: Estimator): number {
-  const text = budget === undefined ? '' : openingText(conversation, end);
-  if (budget === undefined || text === '') return 0;
-  return Math.min(budget.userMessage, estimateMessages([{ role: 'user', content: [{ type: 'text', text }] }], 0, 1, estimator));
 }
 
 /** The budget of a compaction made at this ceiling with this frame, at `share` of the room (by default the instance's). */
@@ -135,13 +117,25 @@ export function liveTokens(conversation: readonly Message[], end: number, step: 
 }
 
 /**
+ * Tokens of what the record opens with when it starts inside the turn that `conversation[0, end)`
+ * ends in (the turn's user message and the note on the steps between), at most the plan's
+ * `userMessage`: never cut, so the parts before the record leave room for it (docs/design.md, "One
+ * budget"). No turn, or no budget: 0. Measured when a compaction is made, not in every step's plan.
+ */
+export function openingTokens(plan: CompactionPlan, conversation: readonly Message[], end: number, estimator: Estimator): number {
+  const text = plan.budget === undefined ? '' : openingText(conversation, end);
+  if (plan.budget === undefined || text === '') return 0;
+  return Math.min(plan.budget.userMessage, estimateMessages([{ role: 'user', content: [{ type: 'text', text }] }], 0, 1, estimator));
+}
+
+/**
  * The summary's output limit (before the room the request leaves in the window lowers it further):
  * its quarter of the room, within what half the room leaves beside the live step, the fixed text and
- * the least the record holds: what it opens with, or `record` tokens once the record it will never
- * hold less than is chosen (docs/design.md, "One budget").
+ * the least the record holds, `record` tokens: what it opens with, or the record it will never hold
+ * less than once that is chosen (docs/design.md, "One budget").
  */
-export function summaryLimit(plan: CompactionPlan, summaryOutputTokens: number, record = 0): number {
-  return plan.budget === undefined ? summaryOutputTokens : summaryRoom(plan.budget, { live: plan.step, wrapper: plan.wrapper, record: Math.max(plan.opening, record) });
+export function summaryLimit(plan: CompactionPlan, summaryOutputTokens: number, record: number): number {
+  return plan.budget === undefined ? summaryOutputTokens : summaryRoom(plan.budget, { live: plan.step, wrapper: plan.wrapper, record });
 }
 
 /**
@@ -164,15 +158,13 @@ export function sizedFor(plan: CompactionPlan, squeezed: boolean): CompactionPla
 }
 
 /** The most the identifier list may take once the summary is `summary` tokens and the record holds at least `record` (without a ceiling, its cap). */
-export function identifierAllowance(plan: CompactionPlan, summary: number, record = 0): number {
-  return plan.budget === undefined ? identifierBudget(undefined) : identifiersRoom(plan.budget, { live: plan.live, summary, wrapper: plan.wrapper, record: Math.max(plan.opening, record) });
+export function identifierAllowance(plan: CompactionPlan, summary: number, record: number): number {
+  return plan.budget === undefined ? identifierBudget(undefined) : identifiersRoom(plan.budget, { live: plan.live, summary, wrapper: plan.wrapper, record });
 }
 
 /** The most the user's messages before the record may take once the summary and identifiers are `summary` and `identifiers` tokens and the record holds at least `record`. */
-export function userWordsAllowance(plan: CompactionPlan, summary: number, identifiers: number, record = 0): number {
-  return plan.budget === undefined
-    ? USER_WORDS_MAX_TOKENS
-    : userWordsRoom(plan.budget, { live: plan.live, summary, identifiers, wrapper: plan.wrapper, record: Math.max(plan.opening, record) });
+export function userWordsAllowance(plan: CompactionPlan, summary: number, identifiers: number, record: number): number {
+  return plan.budget === undefined ? USER_WORDS_MAX_TOKENS : userWordsRoom(plan.budget, { live: plan.live, summary, identifiers, wrapper: plan.wrapper, record });
 }
 
 /** The most the record may take once the summary, identifiers and user's messages are `summary`, `identifiers` and `userWords` tokens. */
