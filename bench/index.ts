@@ -24,6 +24,7 @@ interface Benchmark {
 const BENCHMARKS: Benchmark[] = [
   { name: 'overhead', load: () => import('./overhead') },
   { name: 'session', load: () => import('./session') },
+  { name: 'seeds', load: () => import('./seeds') },
   { name: 'prepare', load: () => import('./prepare') },
   { name: 'sizing', load: () => import('./sizing') },
   { name: 'clearing', load: () => import('./session').then((session) => ({ run: session.runClearing })) },
