@@ -46,8 +46,8 @@ export async function run(): Promise<void> {
   const names = strategies().map((strategy) => strategy.name);
   const pieces = SEEDS.flatMap((seed) => names.map((_, strategy) => ({ seed, strategy })));
   const runs = await inChildren<Piece, PieceRun>(import.meta.url, 'runSeedPiece', pieces);
-  const at = (seed: number, strategy: number) => runs[pieces.findIndex((piece) => piece.seed === seed && piece.strategy === strategy)]!;
-  const cost = (seed: number, strategy: number) => costOf(at(seed, strategy).usage).input;
+  // the pieces seed by seed, each seed's strategies in order
+  const cost = (seed: number, strategy: number) => costOf(runs[SEEDS.indexOf(seed) * names.length + strategy]!.usage).input;
   const unfinished = runs.filter((run) => run.steps !== 500 || run.errors > 0).length;
   const extra = SEEDS.map((seed) => cost(seed, 0) / cost(seed, 1) - 1);
 

@@ -123,8 +123,9 @@ export function liveTokens(conversation: readonly Message[], end: number, step: 
  * budget"). No turn, or no budget: 0. Measured when a compaction is made, not in every step's plan.
  */
 export function openingTokens(plan: CompactionPlan, conversation: readonly Message[], end: number, estimator: Estimator): number {
-  const text = plan.budget === undefined ? '' : openingText(conversation, end);
-  if (plan.budget === undefined || text === '') return 0;
+  if (plan.budget === undefined) return 0;
+  const text = openingText(conversation, end);
+  if (text === '') return 0;
   return Math.min(plan.budget.userMessage, estimateMessages([{ role: 'user', content: [{ type: 'text', text }] }], 0, 1, estimator));
 }
 
