@@ -15,16 +15,17 @@ const LAYERS = [
   // The AI SDK's prompt and result shapes (messages, parts, a provider's compaction item, their
   // canonical form and digests), and the package's error.
   ['errors.ts', 'clock.ts', 'tunables.ts', 'prompt'],
-  // What a provider's "too long" says; what is kept in a store, and how; how large a prompt is.
-  ['overflow', 'store', 'sizing'],
+  // What a provider's "too long" says; what is kept in a store, and how; how large a prompt is;
+  // the model catalog (what models.dev states of each model) and how a model is found in it.
+  ['overflow', 'store', 'sizing', 'catalog'],
   // What a checkpoint holds: the summary request, the record, the identifiers, clearing, the
   // budget, what stays live. Pure rules, no state.
   ['checkpoint'],
   // The public shapes, the options and their validation, `state()`, what a host reads of a step,
   // the spans.
   ['state.ts', 'types.ts', 'options.ts', 'metadata.ts', 'telemetry'],
-  // One step as the middleware sees it; one instance's state.
-  ['view.ts', 'engine.ts'],
+  // One step as the middleware sees it; one instance's state; what it knows of a model.
+  ['view.ts', 'engine.ts', 'model.ts'],
   // When and how a step compacts: the decision, the plan, the summary, clearing, the provider's
   // own compaction, preparing ahead, holds, leases, overflow recovery.
   ['compact'],

@@ -3,7 +3,6 @@ import type { Clock } from './clock';
 import { describe } from './errors';
 import { type ResolvedOptions, resolveOptions } from './options';
 import type { Model } from './prompt/types';
-import { bufferFillsWindow, defaultBuffer } from './sizing/ceiling';
 import { guardTokenize } from './sizing/estimate';
 import { LearnedSizing } from './sizing/learned';
 import { Keeper } from './store/keeper';
@@ -122,41 +121,10 @@ export function modelKey(model: Pick<Model, 'provider' | 'modelId'>): string {
   return `${model.provider}:${model.modelId}`;
 }
 
-/**
- * The model's window: the configured one, or the one its provider stated if smaller. Says once
- * what a step will not do (docs/design.md, "Options", "The ceiling"): a `contextWindow` function
- * whose result is not a positive number (the step has no window), a buffer of the whole window or
- * more (the default stands), no window at all (only an overflow compacts).
- */
-export function windowFor(engine: Engine, model: Model): number | undefined {
-  const { contextWindow, buffer } = engine.settings;
-  const key = modelKey(model);
-  let configured = typeof contextWindow === 'function' ? (contextWindow(model) as unknown) : contextWindow;
-  if (configured !== undefined && !(typeof configured === 'number' && Number.isFinite(configured) && configured > 0)) {
-    warnOnce(
-      engine,
-      `contextWindow:${key}`,
-      `ai-compaction: option contextWindow returned ${describe(configured)} for ${key}, expected a positive number of tokens or undefined; its steps are treated as having no window`,
-    );
-    configured = undefined;
-  }
-  const learned = engine.learnedWindows.get(key);
-  const window = configured === undefined ? learned : learned === undefined ? (configured as number) : Math.min(configured as number, learned);
-  if (window === undefined) {
-    warnOnce(
-      engine,
-      'no-window',
-      `ai-compaction: no contextWindow for ${key}: it compacts only when the provider rejects a prompt as too long (then it learns the window the rejection states)`,
-    );
-  } else if (bufferFillsWindow(window, buffer)) {
-    const shown = buffer === undefined ? '' : 'share' in buffer ? `"${buffer.share}%"` : `${buffer.tokens} tokens`;
-    warnOnce(
-      engine,
-      `buffer:${window}`,
-      `ai-compaction: option buffer ${shown} keeps the whole ${window}-token window of ${key} free or more; the default, ${defaultBuffer(window)} tokens, is kept free instead`,
-    );
-  }
-  return window;
+/** The model a `modelKey` names (a provider's name holds no colon; a model id may: `anthropic.claude-sonnet-4-5-20250929-v1:0`). */
+export function modelOfKey(key: string): { provider: string; modelId: string } {
+  const colon = key.indexOf(':');
+  return { provider: key.slice(0, colon), modelId: key.slice(colon + 1) };
 }
 
 export function warnOnce(engine: Engine, key: string, message: string): void {

@@ -14,6 +14,8 @@ export type {
   CompactionRule,
   CompactionTotals,
   CompactionUsage,
+  ModelPricing,
+  WindowSource,
 } from './types';
 /** Whether a call is this package's summary request; a middleware after this one should pass it on unchanged. */
 export { isSummaryRequest } from './checkpoint/summarize';

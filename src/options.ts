@@ -13,7 +13,7 @@ import {
 import type { Model } from './prompt/types';
 import type { BufferSetting } from './sizing/ceiling';
 import type { CompactionStore } from './store/types';
-import type { CompactionLogger, CompactionOptions, CompactionRecord } from './types';
+import type { CompactionLogger, CompactionOptions, CompactionRecord, ModelPricing } from './types';
 
 export type { CompactionLogger } from './types';
 
@@ -30,6 +30,7 @@ const share = z
   .regex(/^\d+(\.\d+)?%$/)
   .transform((value) => Number.parseFloat(value))
   .refine((value) => value >= 1 && value <= 99);
+const ratio = z.number().nonnegative().finite().optional();
 const secretText = z.string().min(SECRET_MIN_LENGTH);
 const functionValue = z.custom<(...args: never[]) => unknown>((value) => typeof value === 'function');
 
@@ -46,6 +47,15 @@ const OPTIONS = {
     schema: z.union([positiveInteger, functionValue]),
     expected: 'a positive whole number of tokens, or a function of the model returning one',
     resolve: (value) => value as number | ((model: Model) => number | undefined) | undefined,
+  }),
+  pricing: option({
+    schema: z
+      .object({ cachedInput: ratio, cacheWrite: ratio, output: ratio, cacheTtl: z.number().int().nonnegative().optional() })
+      .strict(),
+    expected: 'an object { cachedInput?, cacheWrite?, output? } of ratios to the input price (finite numbers, 0 or more) and cacheTtl? in milliseconds (a whole number, 0 or more)',
+    /** The host's prices, each field winning over the catalog's (model.ts). */
+    resolve: (value): Partial<ModelPricing> | undefined => (value === undefined ? undefined : withoutUndefined(value)),
+    show: describeSetting,
   }),
   buffer: option({
     schema: z.union([tokenCount, share]),
@@ -201,6 +211,11 @@ function clockSetting(given: unknown): Clock {
 function clearSetting(given: boolean | { keep?: number | undefined; atLeast?: number | undefined }): ClearSetting {
   if (given === false) return false;
   return given === true ? { keep: undefined, atLeast: undefined } : { keep: given.keep, atLeast: given.atLeast };
+}
+
+/** The fields given (`{ output: undefined }` gives none). */
+function withoutUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, item]) => item !== undefined)) as Partial<T>;
 }
 
 /** What a refused secret was, without showing it. */

@@ -86,12 +86,48 @@ export interface CompactionRecord {
   cleared?: { toolResults: number; characters: number };
   /** What its model calls cost; for a checkpoint prepared ahead, reported here, on the step that first sends it. */
   usage: CompactionUsage;
+  /** The model's window when it was made, and where it came from; absent when the model has none (no option, not in the catalog, never rejected a prompt). */
+  window?: { tokens: number; source: WindowSource };
 }
+
+/**
+ * A model's prices, as ratios to its input price, and its provider's prompt-cache lifetime: what
+ * the model catalog holds, or what the `pricing` option gives (docs/design.md, "The window").
+ */
+export interface ModelPricing {
+  /** A cached input token: `0.1` where a read from the prompt cache costs a tenth of an input token; `1` where there is no discount. */
+  cachedInput: number;
+  /** A token written to the prompt cache: `1.25` for Anthropic's 5-minute cache; `1` where writing costs no more than input. */
+  cacheWrite: number;
+  /** An output token: `8` for gpt-5 ($10 against $1.25 a million). */
+  output: number;
+  /** Milliseconds the provider keeps a prompt's prefix cached after its last use (`300_000`: 5 minutes). */
+  cacheTtl: number;
+}
+
+/**
+ * Where the window in force came from: `option` (`contextWindow`), `catalog` (the model catalog),
+ * `learned` (stated by the provider's rejection of a prompt as too long, when smaller).
+ */
+export type WindowSource = 'option' | 'catalog' | 'learned';
 
 /** Options of `compaction()`. Every one is optional. */
 export interface CompactionOptions {
-  /** The model's context window in tokens, or a function of the model returning it (or `undefined`). Without one the middleware never compacts on its own. */
+  /**
+   * The model's context window in tokens, or a function of the model returning it (or `undefined`).
+   * It wins over the model catalog, which knows the windows of the models of the providers the AI
+   * SDK has clients for (their input limit where they state one). Without either, the middleware
+   * never compacts on its own.
+   * @default the model catalog's
+   */
   contextWindow?: number | ((model: { provider: string; modelId: string }) => number | undefined);
+  /**
+   * The model's prices as ratios to its input price, and its prompt cache's lifetime in
+   * milliseconds: for a model the catalog lacks, or a negotiated price. Each field given wins over
+   * the catalog's, field by field.
+   * @default the model catalog's
+   */
+  pricing?: Partial<ModelPricing>;
   /**
    * Room kept free: a share of the window (`"20%"` compacts at 80 % full) or a number of tokens.
    * @default 15 % of the window, at least 16,000 tokens when the window is 32,000 or more

@@ -120,7 +120,7 @@ async function store(engine: Engine, view: StepView, made: StoredCheckpoint, rul
     const saved = await engine.keeper.saveCheckpoint(view.threadDigest, checkpoint, view.budget);
     if (!saved) engine.warn('ai-compaction: the cleared tool results could not be stored; this step uses them, later steps may compact again');
   }
-  const report: CompactionRecord = {
+  const record: CompactionRecord = {
     reason: checkpoint.reason,
     rule,
     kind: 'clear',
@@ -132,7 +132,7 @@ async function store(engine: Engine, view: StepView, made: StoredCheckpoint, rul
     cleared: { toolResults: checkpoint.clear!.outputs, characters: checkpoint.clear!.characters },
     usage: noUsage(),
   };
-  span?.end({ kind: 'clear', messagesCovered: report.messagesCovered, tokensAfter: report.tokensAfter, usage: report.usage });
-  announce(engine, report);
+  span?.end({ kind: 'clear', messagesCovered: record.messagesCovered, tokensAfter: record.tokensAfter, usage: record.usage });
+  const report = announce(engine, record, view.modelKey);
   return { checkpoint, report };
 }

@@ -346,8 +346,7 @@ async function makeBy(engine: Engine, { view: asked, reason, model, window, targ
     if (!saved) engine.warn('ai-compaction: the checkpoint could not be stored; this step uses it, later steps may compact again');
   }
   if (noProgress && reason !== 'overflow') await placeHold(engine, next, tokensAfter, target, 'the compaction made no progress');
-  const report = reportOf(checkpoint, reason, rule ?? ruleOf(reason), tokensBefore, tokensAfter, addUsage(costs.usage(), carried));
-  announce(engine, report);
+  const report = announce(engine, reportOf(checkpoint, reason, rule ?? ruleOf(reason), tokensBefore, tokensAfter, addUsage(costs.usage(), carried)), view.modelKey);
   return { checkpoint, report };
 }
 

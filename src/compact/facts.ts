@@ -1,4 +1,5 @@
-import { type Engine, modelKey, warnOnce, windowFor } from '../engine';
+import { type Engine, modelKey, warnOnce } from '../engine';
+import { windowFor } from '../model';
 import { liveStart } from '../prompt/conversation';
 import type { Model } from '../prompt/types';
 import { ceiling } from '../sizing/ceiling';

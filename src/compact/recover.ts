@@ -1,4 +1,5 @@
-import { type Engine, modelKey, windowFor } from '../engine';
+import { type Engine, modelKey } from '../engine';
+import { windowFor } from '../model';
 import { CompactionError, isAbort, messageOf } from '../errors';
 import { contextOverflowKind, contextOverflowLimit, isContextOverflowError, promptTokensFromOverflow } from '../overflow/recognize';
 import type { Model } from '../prompt/types';

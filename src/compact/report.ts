@@ -1,5 +1,6 @@
-import { type Engine, ownState } from '../engine';
+import { type Engine, modelOfKey, ownState } from '../engine';
 import { messageOf } from '../errors';
+import { modelFacts } from '../model';
 import type { StoredCheckpoint } from '../store/format';
 import type { CompactionReason, CompactionRecord, CompactionRule, CompactionUsage } from '../types';
 
@@ -11,15 +12,21 @@ export function lastReport(engine: Engine): CompactionRecord | undefined {
   return reported(engine).last;
 }
 
-/** Makes a compaction known: `last()`, one info line, `onCompaction` (whose failure is only logged). */
-export function announce(engine: Engine, report: CompactionRecord): void {
+/**
+ * Makes a compaction of a step of the model `modelKey` known: `last()`, one info line,
+ * `onCompaction` (whose failure is only logged). Both say the model's window and where it came
+ * from (docs/design.md, "The window"). Returns the record as made known.
+ */
+export function announce(engine: Engine, made: CompactionRecord, modelKey: string): CompactionRecord {
+  const { window, windowSource } = modelFacts(engine, modelOfKey(modelKey));
+  const report: CompactionRecord = window === undefined || windowSource === undefined ? made : { ...made, window: { tokens: window, source: windowSource } };
   reported(engine).last = report;
   const what =
     report.cleared === undefined
       ? `compacted ${report.messagesCovered} messages`
       : `cleared ${report.cleared.toolResults} old tool results in ${report.messagesCovered} messages`;
   engine.info(
-    `ai-compaction: ${what} (${report.reason}, rule ${report.rule}${report.prepared === true ? ', prepared ahead' : ''}): ${report.tokensBefore} -> ${report.tokensAfter} estimated tokens; ${costOf(report.usage)}`,
+    `ai-compaction: ${what} (${report.reason}, rule ${report.rule}${report.prepared === true ? ', prepared ahead' : ''}): ${report.tokensBefore} -> ${report.tokensAfter} estimated tokens; ${costOf(report.usage)}; ${report.window === undefined ? 'no window known' : `window ${report.window.tokens} tokens (${report.window.source})`}`,
   );
   try {
     const returned: unknown = engine.settings.onCompaction?.(report);
@@ -29,6 +36,7 @@ export function announce(engine: Engine, report: CompactionRecord): void {
   } catch (error) {
     engine.warn(`ai-compaction: onCompaction failed: ${messageOf(error)}`);
   }
+  return report;
 }
 
 /** What the info line says a compaction cost: `2 model requests, 41200 input tokens (38000 cached), 950 output tokens, 8400 ms`. */

@@ -35,9 +35,7 @@ function reportPrepared(engine: Engine, view: StepView, next: StepView, rule: Co
   const checkpoint = next.checkpoint!;
   // What it cost in the background; a checkpoint prepared by an older version kept no count.
   const usage = checkpoint.usage ?? noUsage();
-  const report: CompactionRecord = { ...reportOf(checkpoint, reason, rule, totalSize(view), totalSize(next), usage), prepared: true };
-  announce(engine, report);
-  next.compaction = report;
+  next.compaction = announce(engine, { ...reportOf(checkpoint, reason, rule, totalSize(view), totalSize(next), usage), prepared: true }, view.modelKey);
   return next;
 }
 

@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { compaction, memoryStore } from '../../src';
-import { createEngine, windowFor } from '../../src/engine';
+import { createEngine } from '../../src/engine';
+import { windowFor } from '../../src/model';
+import { CATALOG_DATE } from '../../src/catalog/models';
 import { band } from '../support/prepare-fixtures';
 import { assistant, chat, recordingLogger, scriptedModel, user, wrap } from '../support/harness';
 
@@ -137,14 +139,14 @@ describe('windowFor and the options it checks at each use', () => {
     ]);
   });
 
-  it('should say once, at the first step without a window, that only an overflow compacts', async () => {
+  it('should say once, at the first step of a model neither the catalog nor contextWindow knows, that only an overflow compacts, naming the option', async () => {
     const log = recordingLogger();
     const scripted = scriptedModel();
     const wrapped = wrap(scripted.model, compaction({ logger: log.logger }));
     await wrapped.doGenerate({ prompt: [user('hi')] });
     await wrapped.doGenerate({ prompt: [user('hi'), assistant('ok'), user('more')] });
     expect(log.warn).toEqual([
-      `ai-compaction: no contextWindow for ${key}: it compacts only when the provider rejects a prompt as too long (then it learns the window the rejection states)`,
+      `ai-compaction: ${key} is not in the model catalog (models.dev, ${CATALOG_DATE}) and no contextWindow is given: it compacts only when the provider rejects a prompt as too long (then it learns the window the rejection states); set option contextWindow to compact before`,
     ]);
   });
 
