@@ -7,7 +7,7 @@
 // The snapshot's date is its commit date, read with git (a checkout or a bare repository); an
 // extracted folder with no git gives it as `--date`. Rerunnable: the same snapshot writes the same
 // file. Only the figures the middleware reads are kept: the providers the AI SDK has clients for,
-// models with a text input and output and a context window, not deprecated; each as one line
+// language models with a text input and output and a context window, not deprecated; each as one line
 // `id|context|input|output|input price|output price|cache read|cache write` (prices in USD per
 // million tokens, a field left empty where models.dev states none).
 import { execFileSync } from 'node:child_process';
@@ -40,6 +40,9 @@ const PROVIDERS = {
 
 /** Bedrock's cross-region inference profiles: `us.anthropic.claude-...` (kept only where its figures differ from the model's own). */
 const BEDROCK_REGION = /^(us|eu|apac|au|jp|ca|global|us-gov)\./;
+
+/** Models that are no language model (their ids say so): embeddings, rerankers, classifiers, speech. */
+const NOT_LANGUAGE = /embed|rerank|prompt-guard|tts|whisper|transcri/;
 
 const OUT = new URL('../src/catalog/models.ts', import.meta.url);
 
@@ -138,7 +141,7 @@ function readCatalog(root) {
         const { base_model: _base, base_model_omit: omitted, ...own } = model;
         model = omit(mergeDeep(structuredClone(base), own), omitted);
       }
-      const row = rowOf(model);
+      const row = NOT_LANGUAGE.test(id) ? undefined : rowOf(model);
       if (row !== undefined) rows.set(id, row);
     }
     // A cross-region profile of Bedrock with the figures of the model it routes to is found by that model's id.

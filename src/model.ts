@@ -58,9 +58,9 @@ function pricingOf(given: Partial<ModelPricing> | undefined, catalog: CatalogMod
     prices === undefined || !(prices.input > 0)
       ? {}
       : {
-          cachedInput: (prices.cacheRead ?? prices.input) / prices.input,
-          cacheWrite: (prices.cacheWrite ?? prices.input) / prices.input,
-          output: prices.output / prices.input,
+          cachedInput: ratio(prices.cacheRead ?? prices.input, prices.input),
+          cacheWrite: ratio(prices.cacheWrite ?? prices.input, prices.input),
+          output: ratio(prices.output, prices.input),
           cacheTtl: PROMPT_CACHE_TTL_MS,
         };
   const merged = { ...known, ...given };
@@ -68,6 +68,11 @@ function pricingOf(given: Partial<ModelPricing> | undefined, catalog: CatalogMod
   if (cachedInput === undefined || cacheWrite === undefined || output === undefined || cacheTtl === undefined) return { pricing: undefined, pricingSource: undefined };
   const hosts = given !== undefined && Object.keys(given).length > 0;
   return { pricing: { cachedInput, cacheWrite, output, cacheTtl }, pricingSource: hosts ? 'option' : 'catalog' };
+}
+
+/** A price as a ratio to the input price, to six decimals (0.3 / 3 is 0.1, not 0.09999999999999999). */
+function ratio(price: number, input: number): number {
+  return Math.round((price / input) * 1e6) / 1e6;
 }
 
 /**

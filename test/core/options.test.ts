@@ -35,6 +35,7 @@ describe('resolveOptions', () => {
         secret: undefined,
         clock: realClock,
         streamPart: true,
+        pricing: undefined,
       });
       expect(DEFAULT_KEEP).toBe(15_000);
       expect(DEFAULT_SUMMARY_OUTPUT_TOKENS).toBe(32_000);
@@ -94,6 +95,27 @@ describe('resolveOptions', () => {
       const error = refusal(options);
       expect(error.message).toContain(name);
       expect(error.message).toContain(shown);
+    });
+
+    it('should keep the pricing fields given, and none given as undefined', () => {
+      expect(resolveOptions({ pricing: { cachedInput: 0.1, cacheWrite: 1.25, output: 5, cacheTtl: 300_000 } }).pricing).toEqual({ cachedInput: 0.1, cacheWrite: 1.25, output: 5, cacheTtl: 300_000 });
+      expect(resolveOptions({ pricing: { output: 8, cacheWrite: undefined } }).pricing).toStrictEqual({ output: 8 });
+      expect(resolveOptions({ pricing: {} }).pricing).toStrictEqual({});
+    });
+
+    it.each([
+      ['a string', { pricing: 'cheap' }, '"cheap"'],
+      ['a negative ratio', { pricing: { output: -1 } }, '{ output: -1 }'],
+      ['an infinite ratio', { pricing: { cachedInput: Number.POSITIVE_INFINITY } }, '{ cachedInput: Infinity }'],
+      ['a ratio as a string', { pricing: { output: '8' } }, '{ output: "8" }'],
+      ['a fraction of a millisecond', { pricing: { cacheTtl: 1.5 } }, '{ cacheTtl: 1.5 }'],
+      ['an unknown field', { pricing: { input: 1.25 } }, '{ input: 1.25 }'],
+      ['null', { pricing: null }, 'null'],
+    ])('should refuse a pricing that is %s naming the option and the value', (_label, options, shown) => {
+      const error = refusal(options);
+      expect(error.message).toBe(
+        `ai-compaction: option pricing must be an object { cachedInput?, cacheWrite?, output? } of ratios to the input price (finite numbers, 0 or more) and cacheTtl? in milliseconds (a whole number, 0 or more), got ${shown}`,
+      );
     });
 
     it.each([
