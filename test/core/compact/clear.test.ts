@@ -268,6 +268,7 @@ describe('clearing old tool results', () => {
         cleared: { toolResults: 21, characters: 21 * 16_000 },
         // No model call: nothing to pay for, no time spent.
         usage: { requests: 0, durationMs: 0 },
+        window: { tokens: 100_000, source: 'option' },
       });
       expect(record.tokensAfter).toBeLessThanOrEqual(42_000);
       expect(compactionOf(response.providerMetadata)).toEqual({
@@ -280,7 +281,7 @@ describe('clearing old tool results', () => {
         summary: '',
         usage: { requests: 0, durationMs: 0 },
       });
-      expect(log.info).toEqual([`ai-compaction: cleared 21 old tool results in 43 messages (auto, rule clear): ${tokensBefore} -> ${record.tokensAfter} estimated tokens; no model request`]);
+      expect(log.info).toEqual([`ai-compaction: cleared 21 old tool results in 43 messages (auto, rule clear): ${tokensBefore} -> ${record.tokensAfter} estimated tokens; no model request; window 100000 tokens (option)`]);
     });
 
     it('should send the same cleared messages byte for byte on the steps after, without compacting again', async () => {

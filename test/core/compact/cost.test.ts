@@ -68,7 +68,7 @@ describe('usage of a compaction', () => {
     expect(metadataOf(result)?.compaction).toMatchObject({ usage: record.usage });
     expect(compactionOf(metadataOf(result))?.usage).toEqual(record.usage);
     expect(log.info).toEqual([
-      `ai-compaction: compacted 6 messages (manual, rule manual): ${record.tokensBefore} -> ${record.tokensAfter} estimated tokens; 3 model requests, 6100 input tokens (2048 cached), 340 output tokens, 6000 ms`,
+      `ai-compaction: compacted 6 messages (manual, rule manual): ${record.tokensBefore} -> ${record.tokensAfter} estimated tokens; 3 model requests, 6100 input tokens (2048 cached), 340 output tokens, 6000 ms; window 200000 tokens (option)`,
     ]);
   });
 
@@ -81,7 +81,7 @@ describe('usage of a compaction', () => {
     middleware.compactNext();
     await wrap(model, middleware).doGenerate({ prompt: [user('a'), assistant('b'), user('c')] });
     expect(middleware.last()!.usage).toEqual({ requests: 1, durationMs: 1_500 });
-    expect(log.info[0]).toMatch(/; 1 model request, no tokens reported, 1500 ms$/);
+    expect(log.info[0]).toMatch(/; 1 model request, no tokens reported, 1500 ms; no window known$/);
   });
 
   it('should count the summarizer option the same way', async () => {
