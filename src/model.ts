@@ -1,6 +1,6 @@
 import { CATALOG_DATE } from './catalog/models';
 import { type CatalogModel, PROMPT_CACHE_TTL_MS, catalogModel, catalogWindow } from './catalog/match';
-import { type Engine, modelKey, warnOnce } from './engine';
+import { type Engine, modelKey, modelOfKey, warnOnce } from './engine';
 import { describe } from './errors';
 import { bufferFillsWindow, defaultBuffer } from './sizing/ceiling';
 import type { ModelPricing, WindowSource } from './types';
@@ -68,6 +68,17 @@ function pricingOf(given: Partial<ModelPricing> | undefined, catalog: CatalogMod
   if (cachedInput === undefined || cacheWrite === undefined || output === undefined || cacheTtl === undefined) return { pricing: undefined, pricingSource: undefined };
   const hosts = given !== undefined && Object.keys(given).length > 0;
   return { pricing: { cachedInput, cacheWrite, output, cacheTtl }, pricingSource: hosts ? 'option' : 'catalog' };
+}
+
+/**
+ * The most a summary may take: `summaryOutputTokens`, and no more than the output limit the
+ * catalog states for the model that writes it (the `summarizer`, else the step's model `modelKey`),
+ * which would reject a request for more (docs/design.md, "The window").
+ */
+export function summaryOutputTokensFor(engine: Pick<Engine, 'settings' | 'summarizer'>, modelKey: string): number {
+  const { summaryOutputTokens } = engine.settings;
+  const output = catalogModel(engine.summarizer ?? modelOfKey(modelKey))?.output;
+  return output === undefined ? summaryOutputTokens : Math.min(summaryOutputTokens, output);
 }
 
 /** A price as a ratio to the input price, to six decimals (0.3 / 3 is 0.1, not 0.09999999999999999). */

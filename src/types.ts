@@ -146,7 +146,8 @@ export interface CompactionOptions {
   /** A model used for summaries instead of the step's own. @default the step's own model */
   summarizer?: Exclude<LanguageModel, string>;
   /**
-   * The most tokens a summary may take.
+   * The most tokens a summary may take (never more than the output limit the model catalog states
+   * for the model that writes it).
    * @default 32_000
    */
   summaryOutputTokens?: number;

@@ -5,6 +5,7 @@ import { recordOpening, selectRecord } from '../checkpoint/record';
 import { roomFor, summarize } from '../checkpoint/summarize';
 import { SUMMARY_PROMPT, UPDATE_PROMPT } from '../checkpoint/prompts';
 import { type Engine, modelKey } from '../engine';
+import { summaryOutputTokensFor } from '../model';
 import { CompactionError } from '../errors';
 import { liveStart, textMessage } from '../prompt/conversation';
 import type { Message, Model } from '../prompt/types';
@@ -254,7 +255,8 @@ async function makeBy(engine: Engine, { view: asked, reason, model, window, targ
     const userMessage = userMessageAllowance(plan, settings.keep);
     // The least the record holds: what it opens with, until the record it never holds less than is chosen.
     const openingSize = openingTokens(plan, view.conversation, end, view.estimator);
-    const firstLimit = summaryLimit(plan, settings.summaryOutputTokens, openingSize);
+    const summaryOutputTokens = summaryOutputTokensFor(engine, view.modelKey);
+    const firstLimit = summaryLimit(plan, summaryOutputTokens, openingSize);
     const recordOfSize = (budget: number) => selectRecord(view.conversation, budget, view.boundaryEnd, end, charsPerToken, userMessage);
     // Before the summary is written its size is unknown: the record is first sized for the summary
     // this conversation's last one suggests (a quarter more), or half its limit; the shortened
@@ -274,7 +276,7 @@ async function makeBy(engine: Engine, { view: asked, reason, model, window, targ
     const smallest = recordOfSize(first);
     // The record never holds less than this first one: the summary's limit leaves it its room.
     const least = Math.max(openingSize, smallest.tokens);
-    const outputLimit = summaryLimit(plan, settings.summaryOutputTokens, least);
+    const outputLimit = summaryLimit(plan, summaryOutputTokens, least);
     const reply = await deadline.race(summarize({
       model: costs.wrap(engine.summarizer ?? model),
       params: asked.params,

@@ -4,7 +4,8 @@ import { identifierBudget } from '../checkpoint/identifiers';
 import { checkpointMessage } from '../checkpoint/message';
 import { openingText } from '../checkpoint/record';
 import { liveStart } from '../prompt/conversation';
-import type { ResolvedOptions } from '../options';
+import type { Engine } from '../engine';
+import { summaryOutputTokensFor } from '../model';
 import type { CallOptions, Message, SystemMessage } from '../prompt/types';
 import { type Estimator, estimateMessages, estimatePrompt } from '../sizing/estimate';
 import { EXPECTED_SUMMARY_DIVISOR, EXPECTED_SUMMARY_GROWTH, MAX_BUDGET_SHARE, USER_MESSAGE_DIVISOR, USER_WORDS_MAX_TOKENS } from '../tunables';
@@ -179,8 +180,9 @@ export function userMessageAllowance(plan: CompactionPlan, keep: number): number
 }
 
 /** The plan of a step's compaction at `ceiling`, with the instance's options, covering up to `end` (by default up to the live part). */
-export function planOf(engine: { settings: ResolvedOptions }, view: StepView, ceiling: number | undefined, share = engine.settings.budgetShare, end?: number, ahead?: number): CompactionPlan {
-  const { keep, summaryOutputTokens } = engine.settings;
+export function planOf(engine: Pick<Engine, 'settings' | 'summarizer'>, view: StepView, ceiling: number | undefined, share = engine.settings.budgetShare, end?: number, ahead?: number): CompactionPlan {
+  const { keep } = engine.settings;
+  const summaryOutputTokens = summaryOutputTokensFor(engine, view.modelKey);
   return planCompaction({
     conversation: view.conversation,
     system: view.system,

@@ -173,6 +173,26 @@ describe('the window in a step, last() and the log', () => {
     expect(log.info[0]).toMatch(/; window 9000 tokens \(option\)$/);
   });
 
+  it("should ask a summary of no more than the catalog's output limit of the model that writes it", async () => {
+    // gpt-4-turbo: 128,000 tokens of context, 4,096 of output. A manual compaction at a 200,000
+    // window leaves a summary more room: the uncatalogued mock asks for more, gpt-4-turbo for 4,096.
+    const asked = async (modelId: string | undefined) => {
+      const scripted = scriptedModel();
+      const model = scripted.model as unknown as { provider: string; modelId: string };
+      if (modelId !== undefined) {
+        Object.defineProperty(model, 'provider', { value: 'openai.chat' });
+        Object.defineProperty(model, 'modelId', { value: modelId });
+      }
+      const middleware = compaction({ contextWindow: 200_000 });
+      middleware.compactNext();
+      await wrap(model, middleware).doGenerate({ prompt: [...chat(20, 1_000), user('go on')] });
+      expect(scripted.summaryCalls()).toHaveLength(1);
+      return scripted.summaryCalls()[0]!.maxOutputTokens!;
+    };
+    expect(await asked('gpt-4-turbo')).toBe(4_096);
+    expect(await asked(undefined)).toBeGreaterThan(4_096);
+  });
+
   it('should keep an uncatalogued model as before: no compaction of its own, and one line a model naming contextWindow', async () => {
     const log = recordingLogger();
     const middleware = compaction({ logger: log.logger });
