@@ -57,8 +57,7 @@ const CATALOGS: Readonly<Record<string, readonly string[]>> = {
 /** The catalogs a provider name points to: as above, with Google's Vertex AI (`google.vertex.chat`) and Claude on Vertex (`googleVertex.anthropic.messages`) apart. */
 function catalogsOf(provider: string): readonly string[] {
   const name = provider.toLowerCase();
-  if (name.startsWith('google.vertex')) return ['google-vertex'];
-  if (/^(googlevertex|vertex)\.anthropic/.test(name)) return ['google-vertex-anthropic'];
+  if (name.startsWith('google.vertex') || /^(googlevertex|vertex)\.anthropic/.test(name)) return ['google-vertex'];
   return CATALOGS[name.split('.')[0]!] ?? [];
 }
 

@@ -94,7 +94,6 @@ const SDK_PROVIDER: Record<string, string> = {
   anthropic: 'anthropic.messages',
   google: 'google.generative-ai',
   'google-vertex': 'google.vertex.chat',
-  'google-vertex-anthropic': 'vertex.anthropic.messages',
   'amazon-bedrock': 'amazon-bedrock',
   xai: 'xai.responses',
   mistral: 'mistral.chat',

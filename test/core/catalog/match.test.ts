@@ -64,7 +64,7 @@ describe('matching an AI SDK model', () => {
     ['google.generative-ai', 'gemini-2.5-pro', { catalog: 'google', id: 'gemini-2.5-pro', window: 1_048_576 }],
     ['google.generative-ai', 'models/gemini-2.5-pro', { catalog: 'google', id: 'gemini-2.5-pro', window: 1_048_576 }],
     ['google.vertex.chat', 'gemini-2.5-pro', { catalog: 'google-vertex', id: 'gemini-2.5-pro', window: 1_048_576 }],
-    ['vertex.anthropic.messages', 'claude-sonnet-4-5@20250929', { catalog: 'google-vertex-anthropic', id: 'claude-sonnet-4-5@20250929', window: 200_000 }],
+    ['vertex.anthropic.messages', 'claude-sonnet-4-5@20250929', { catalog: 'google-vertex', id: 'claude-sonnet-4-5@20250929', window: 200_000 }],
     ['amazon-bedrock', 'anthropic.claude-sonnet-4-5-20250929-v1:0', { catalog: 'amazon-bedrock', id: 'anthropic.claude-sonnet-4-5-20250929-v1:0', window: 200_000 }],
     ['amazon-bedrock', 'us.anthropic.claude-sonnet-4-5-20250929-v1:0', { catalog: 'amazon-bedrock', id: 'anthropic.claude-sonnet-4-5-20250929-v1:0', window: 200_000 }],
     ['amazon-bedrock', 'eu.anthropic.claude-sonnet-4-5-20250929-v1:0', { catalog: 'amazon-bedrock', id: 'eu.anthropic.claude-sonnet-4-5-20250929-v1:0', window: 200_000 }],
