@@ -19,6 +19,7 @@ const NOT_TUNABLE: Record<string, string> = {
   'store/seal.ts TAG_BYTES': "the AES-GCM tag of a sealed value (128 bits, Web Crypto's default): fixed by the format",
   'store/seal.ts MAX_SEALED_LENGTH': 'derived from MAX_SEALED_TEXT (tunables.ts) by the format: UTF-8, nonce, tag, base64',
   'sizing/estimate.ts UNTAUGHT_ESTIMATOR': "the dense measure as an estimator: its factor 1 is the identity (the measure's own figure), not a choice",
+  'catalog/match.ts PROMPT_CACHE_TTL_MS': "the providers' prompt-cache lifetime (5 minutes, the shortest they state): data of the model catalog, a fact of their APIs, not a choice",
   'prompt/hash.ts LARGE': 'the length from which a string is encoded on its own: changes how fast a digest is made, never its bytes',
 };
 
