@@ -32,15 +32,21 @@ export function modelFacts(engine: Known, model: { provider: string; modelId: st
 
 function factsOf(engine: Known, model: { provider: string; modelId: string }, configured: Configured): ModelFacts {
   const catalog = catalogModel(model);
-  const given = configured.invalid ? undefined : (configured.window ?? (catalog === undefined ? undefined : catalogWindow(catalog)));
-  const givenSource: WindowSource | undefined = configured.invalid ? undefined : configured.window !== undefined ? 'option' : catalog === undefined ? undefined : 'catalog';
+  // The host's window, else the catalog's; none when the host's function returned a bad value.
+  const [given, givenSource]: [number | undefined, WindowSource | undefined] = configured.invalid
+    ? [undefined, undefined]
+    : configured.window !== undefined
+      ? [configured.window, 'option']
+      : catalog !== undefined
+        ? [catalogWindow(catalog), 'catalog']
+        : [undefined, undefined];
   const learned = engine.learnedWindows.get(modelKey(model));
   const useLearned = learned !== undefined && (given === undefined || learned < given);
   const { pricing, pricingSource } = pricingOf(engine.settings.pricing, catalog);
   return { window: useLearned ? learned : given, windowSource: useLearned ? 'learned' : givenSource, pricing, pricingSource, catalog };
 }
 
-/** The `contextWindow` option for a model (a function's result checked: `invalid` when it is not a positive number or `undefined`). */
+/** The `contextWindow` option for a model: `invalid` when a function's result is neither a positive number nor `undefined` (`returned`). */
 type Configured = { window: number | undefined; invalid: boolean; returned?: unknown };
 
 function configuredWindow(engine: Known, model: { provider: string; modelId: string }): Configured {

@@ -98,7 +98,7 @@ function candidates(modelId: string): string[] {
  */
 function creatorsId(modelId: string): { provider: string; id: string } | undefined {
   const gateway = /^([a-z]+)\/(.+)$/.exec(modelId.toLowerCase());
-  if (gateway !== undefined && gateway !== null) return { provider: gateway[1]!, id: gateway[2]!.replace(/(\d)\.(\d)/g, '$1-$2') };
+  if (gateway !== null) return { provider: gateway[1]!, id: gateway[2]!.replace(/(\d)\.(\d)/g, '$1-$2') };
   const bedrock = /^(anthropic|openai|mistral|deepseek)\.(.+?)(?:-v\d+(?::\d+)?)?$/.exec(modelId.toLowerCase().replace(REGION, ''));
   if (bedrock !== null) return { provider: bedrock[1]!, id: bedrock[2]! };
   return undefined;
