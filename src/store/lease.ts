@@ -4,6 +4,7 @@ import type { CheckpointRecords } from './checkpoints';
 import type { StoreBudget, StoreGuard } from './guard';
 import type { ThreadRecords } from './threads';
 import { LEASE_POLL_MS } from '../tunables';
+import { randomHex } from '../prompt/hash';
 
 /**
  * The leases in the thread records (docs/stores.md, "One summary for a prefix: the lease"): an
@@ -75,10 +76,4 @@ export class Leases {
 /** The leases on `digest` of instances other than `owner` that hold now, in a thread. */
 function otherLeases(thread: Thread, digest: string, owner: string, now: number): Lease[] {
   return (thread.leases ?? []).filter((item) => item.digest === digest && item.owner !== owner && item.until > now);
-}
-
-function randomHex(bytes: number): string {
-  let hex = '';
-  for (const byte of crypto.getRandomValues(new Uint8Array(bytes))) hex += byte.toString(16).padStart(2, '0');
-  return hex;
 }
