@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { type CompactionRecord, compaction, memoryStore } from '../../../src';
 import { checkpointText } from '../../../src/checkpoint/message';
 import type { Message } from '../../../src/prompt/types';
-import { scriptedModel, wrap } from '../../support/harness';
+import { recordingLogger, scriptedModel, wrap } from '../../support/harness';
+import { type ManualClock, manualClock, runUntil, settle } from '../../support/manual-clock';
 import { SUMMARY, textResult } from '../../support/models';
 import { atCeiling, band, gate, stillClock, under } from '../../support/prepare-fixtures';
 
@@ -142,5 +143,56 @@ describe('the lease', () => {
     // A's lease: twice its measured 3 s. B then wrote its own.
     expect(Date.now() - start).toBeLessThanOrEqual(6_100);
     expect(second.summaryCalls()).toHaveLength(1);
+  });
+});
+
+describe("another instance's lease holds a step no longer than the step's own summaryTimeout", () => {
+  const CLOCK = Symbol.for('ai-compaction.clock');
+
+  /** Instance A takes the lease on the prefix of `atCeiling()` (60 s: no summary measured) and dies writing it: its summary never comes. */
+  async function deadWriter(store: ReturnType<typeof memoryStore>, clock: ManualClock) {
+    const dead = scriptedModel({ summary: () => new Promise(() => {}) });
+    const a = compaction({ contextWindow: 20_000, store, prepare: false, summaryTimeout: false, [CLOCK]: clock } as never);
+    void wrap(dead.model, a).doGenerate({ prompt: atCeiling() });
+    await settle(() => dead.summaryCalls().length === 1);
+    expect(clock.pending()).toBe(0);
+  }
+
+  it('should wait at the ceiling at most its summaryTimeout (1,000 ms), not the dead lease (60 s), then go on as after a failed compaction', async () => {
+    const store = memoryStore();
+    const clock = manualClock();
+    await deadWriter(store, clock);
+    const log = recordingLogger();
+    const second = scriptedModel();
+    const b = compaction({ contextWindow: 20_000, store, prepare: false, summaryTimeout: 1_000, logger: log.logger, [CLOCK]: clock } as never);
+    const start = clock.now();
+    let finished: number | undefined;
+    void wrap(second.model, b)
+      .doGenerate({ prompt: atCeiling() })
+      .then(() => (finished = clock.now()));
+    await runUntil(clock, () => finished !== undefined);
+    expect(finished! - start).toBe(1_000);
+    // No summary of its own: it goes out unchanged (it fits the window), as after a failed compaction.
+    expect(second.summaryCalls()).toHaveLength(0);
+    expect(second.stepCalls()[0]!.prompt).toEqual(atCeiling());
+    expect(log.warn.join('\n')).toMatch(/compaction failed \(timeout\)/);
+  });
+
+  it('should wait before writing its own (a manual compaction) at most its summaryTimeout, then write it', async () => {
+    const store = memoryStore();
+    const clock = manualClock();
+    await deadWriter(store, clock);
+    const second = scriptedModel();
+    const b = compaction({ contextWindow: 20_000, store, prepare: false, summaryTimeout: 1_000, [CLOCK]: clock } as never);
+    b.compactNext();
+    const start = clock.now();
+    let finished: number | undefined;
+    void wrap(second.model, b)
+      .doGenerate({ prompt: atCeiling() })
+      .then(() => (finished = clock.now()));
+    await runUntil(clock, () => finished !== undefined);
+    expect(finished! - start).toBe(1_000);
+    expect(second.summaryCalls()).toHaveLength(1);
+    expect(b.last()).toMatchObject({ reason: 'manual' });
   });
 });
