@@ -78,11 +78,12 @@ export async function settle(condition: () => boolean, turns = 20_000): Promise<
 
 /**
  * Runs the clock until `done()` holds: lets the pending work run until it holds or a sleep is
- * pending, then ends the earliest sleep, and so on. Fails when neither ever comes.
+ * pending and nothing is `busy()` (work the test counts: a store call or a model call under way),
+ * then ends the earliest sleep, and so on. Fails when neither ever comes.
  */
-export async function runUntil(clock: ManualClock, done: () => boolean): Promise<void> {
+export async function runUntil(clock: ManualClock, done: () => boolean, busy: () => boolean = () => false): Promise<void> {
   for (;;) {
-    await settle(() => done() || clock.pending() > 0);
+    await settle(() => done() || (clock.pending() > 0 && !busy()));
     if (done()) return;
     clock.next();
   }

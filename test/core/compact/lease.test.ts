@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { type CompactionRecord, compaction, memoryStore } from '../../../src';
+import { type CompactionRecord, type CompactionStore, compaction, memoryStore } from '../../../src';
 import { checkpointText } from '../../../src/checkpoint/message';
 import type { Message } from '../../../src/prompt/types';
-import { recordingLogger, scriptedModel, wrap } from '../../support/harness';
+import { recordingLogger, scriptedModel, textOf, wrap } from '../../support/harness';
 import { type ManualClock, manualClock, runUntil, settle } from '../../support/manual-clock';
 import { SUMMARY, textResult } from '../../support/models';
 import { atCeiling, band, gate, stillClock, under } from '../../support/prepare-fixtures';
@@ -195,4 +195,51 @@ describe("another instance's lease holds a step no longer than the step's own su
     expect(second.summaryCalls()).toHaveLength(1);
     expect(b.last()).toMatchObject({ reason: 'manual' });
   });
+});
+
+describe('the lease is taken atomically', () => {
+  /** Store calls and summaries under way (the test's clock moves only when there is none). */
+  let busy = 0;
+  const turnsLater = async <T>(turns: number, call: () => T | Promise<T>): Promise<T> => {
+    busy++;
+    try {
+      for (let turn = 0; turn < turns; turn++) await new Promise((resolve) => realSetTimeout(resolve, 0));
+      return await call();
+    } finally {
+      busy--;
+    }
+  };
+
+  /** `store` with every call answered after `turns` turns of the event loop (a store across a network), passing on what it has. */
+  function slowStore(store: CompactionStore, turns: number): CompactionStore {
+    return {
+      get: (key) => turnsLater(turns, () => store.get(key)),
+      set: (key, value, options) => turnsLater(turns, () => store.set(key, value, options)),
+      delete: (key) => turnsLater(turns, () => store.delete(key)),
+      ...(store.setIfAbsent === undefined ? {} : { setIfAbsent: (key: string, value: string, options: { ttlMs: number }) => turnsLater(turns, () => store.setIfAbsent!(key, value, options)) }),
+    };
+  }
+
+  /** A model whose summaries come after `turns` turns of the event loop. */
+  const slowSummaries = (turns: number) => scriptedModel({ summary: () => turnsLater(turns, () => textResult(SUMMARY, 100, 200)) });
+
+  /** Conversation `index` at the ceiling: `atCeiling()` opened by its own first message. */
+  const conversation = (index: number): Message[] => [{ role: 'user', content: [{ type: 'text', text: `conversation ${index}` }] }, { role: 'assistant', content: [{ type: 'text', text: 'ok' }] }, ...atCeiling()];
+
+  for (const [fast, slow, writing] of [[0, 0, 0], [5, 5, 50], [10, 14, 100], [6, 8, 30], [20, 27, 200]] as const) {
+    it(`should make one summary request per conversation when two instances are sent it at once (their stores answering after ${fast} and ${slow} turns, a summary after ${writing})`, async () => {
+      const shared = memoryStore();
+      const clock = manualClock();
+      const first = slowSummaries(writing);
+      const second = slowSummaries(writing);
+      const a = wrap(first.model, compaction({ contextWindow: 20_000, store: slowStore(shared, fast), prepare: false, [Symbol.for('ai-compaction.clock')]: clock } as never));
+      const b = wrap(second.model, compaction({ contextWindow: 20_000, store: slowStore(shared, slow), prepare: false, [Symbol.for('ai-compaction.clock')]: clock } as never));
+      let done = 0;
+      for (let index = 0; index < 10; index++) for (const wrapped of [a, b]) void wrapped.doGenerate({ prompt: conversation(index) }).then(() => done++);
+      await runUntil(clock, () => done === 20, () => busy > 0);
+      expect(first.summaryCalls().length + second.summaryCalls().length).toBe(10);
+      // Every step went out with its conversation's checkpoint.
+      for (const call of [...first.stepCalls(), ...second.stepCalls()]) expect(textOf(call.prompt[0])).toContain('<conversation-checkpoint>');
+    });
+  }
 });
