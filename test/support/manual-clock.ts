@@ -88,3 +88,17 @@ export async function runUntil(clock: ManualClock, done: () => boolean, busy: ()
     clock.next();
   }
 }
+
+/**
+ * Moves the clock by `stepMs` at a time, letting `turns` turns of the event loop run between
+ * moves, until `done()` holds (at most `moves` moves). For work that sleeps on the clock while
+ * other work runs beside it: the clock never leaps to a far sleep while the rest still computes.
+ */
+export async function stepUntil(clock: ManualClock, done: () => boolean, stepMs: number, { turns = 20, moves = 1_000 } = {}): Promise<void> {
+  for (let move = 0; move < moves; move++) {
+    for (let turn = 0; turn < turns && !done(); turn++) await new Promise((resolve) => realSetTimeout(resolve, 0));
+    if (done()) return;
+    clock.advance(stepMs);
+  }
+  throw new Error('condition not met');
+}
