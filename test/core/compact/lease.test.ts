@@ -167,6 +167,15 @@ describe("another instance's lease holds a step no longer than the step's own su
     expect(clock.pending()).toBe(0);
   }
 
+  /** How long, by the clock, the step of `atCeiling()` takes through `wrapped`. */
+  async function timedStep(clock: ManualClock, wrapped: ReturnType<typeof wrap>): Promise<number> {
+    const start = clock.now();
+    let finished: number | undefined;
+    void wrapped.doGenerate({ prompt: atCeiling() }).then(() => (finished = clock.now()));
+    await runUntil(clock, () => finished !== undefined);
+    return finished! - start;
+  }
+
   it('should wait at the ceiling at most its summaryTimeout (1,000 ms), not the dead lease (60 s), then go on as after a failed compaction', async () => {
     const store = memoryStore();
     const clock = manualClock();
@@ -174,13 +183,7 @@ describe("another instance's lease holds a step no longer than the step's own su
     const log = recordingLogger();
     const second = scriptedModel();
     const b = compaction({ contextWindow: 20_000, store, prepare: false, summaryTimeout: 1_000, logger: log.logger, [CLOCK]: clock } as never);
-    const start = clock.now();
-    let finished: number | undefined;
-    void wrap(second.model, b)
-      .doGenerate({ prompt: atCeiling() })
-      .then(() => (finished = clock.now()));
-    await runUntil(clock, () => finished !== undefined);
-    expect(finished! - start).toBe(1_000);
+    expect(await timedStep(clock, wrap(second.model, b))).toBe(1_000);
     // No summary of its own: it goes out unchanged (it fits the window), as after a failed compaction.
     expect(second.summaryCalls()).toHaveLength(0);
     expect(second.stepCalls()[0]!.prompt).toEqual(atCeiling());
@@ -194,13 +197,7 @@ describe("another instance's lease holds a step no longer than the step's own su
     const second = scriptedModel();
     const b = compaction({ contextWindow: 20_000, store, prepare: false, summaryTimeout: 1_000, [CLOCK]: clock } as never);
     b.compactNext();
-    const start = clock.now();
-    let finished: number | undefined;
-    void wrap(second.model, b)
-      .doGenerate({ prompt: atCeiling() })
-      .then(() => (finished = clock.now()));
-    await runUntil(clock, () => finished !== undefined);
-    expect(finished! - start).toBe(1_000);
+    expect(await timedStep(clock, wrap(second.model, b))).toBe(1_000);
     expect(second.summaryCalls()).toHaveLength(1);
     expect(b.last()).toMatchObject({ reason: 'manual' });
   });
