@@ -66,8 +66,9 @@ const OPTIONS = {
   auto: option({ schema: z.boolean(), expected: 'true or false', resolve: (value) => value ?? true }),
   summaryOutputTokens: option({ schema: positiveInteger, expected: 'a positive whole number of tokens', resolve: (value) => value ?? DEFAULT_SUMMARY_OUTPUT_TOKENS }),
   summaryTimeout: option({
-    schema: z.union([positiveInteger, z.literal(false)]),
-    expected: 'a positive whole number of milliseconds, or false',
+    // A timer holds at most 2,147,483,647 ms (a signed 32-bit count); past it, it fires at once.
+    schema: z.union([positiveInteger.max(2 ** 31 - 1), z.literal(false)]),
+    expected: 'a positive whole number of milliseconds up to 2,147,483,647 (the most a timer holds), or false',
     resolve: (value): number | false => value ?? DEFAULT_SUMMARY_TIMEOUT_MS,
   }),
   summarizer: option({

@@ -155,7 +155,7 @@ export interface CompactionOptions {
    * Milliseconds a summary may take to be written (its requests, reminder and retries included,
    * in the foreground and in the background) before it is aborted and the compaction fails with
    * reason `timeout`; a step waiting for a summary being written waits at most until then.
-   * `false`: no bound.
+   * `false`: no bound. At most 2,147,483,647 (the most a timer holds): more is refused.
    * @default 120_000
    */
   summaryTimeout?: number | false;

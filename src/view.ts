@@ -140,7 +140,7 @@ export async function resolveView(
   // stored (counts, a checkpoint, a hold) is under the first message: read there too, and carry
   // its checkpoint and holds over to its own index.
   const early = anchor !== undefined && thread.checkpoints.length + thread.counts.length + thread.holds.length === 0;
-  if (early) thread = mergeThreads(thread, await keeper.thread(await digests.of(1), budget));
+  if (early) thread = mergeThreads(thread, await keeper.thread(await digests.of(1), budget), keeper.clock.now());
   const checkpoint = await findCheckpoint(keeper, thread, digests, base.boundaryEnd, modelKey, budget);
   if (early) {
     const holds: Thread['holds'] = [];

@@ -1,6 +1,7 @@
 import { CompactionError, isAbort, messageOf } from '../errors';
 import { isContextOverflowError } from '../overflow/recognize';
 import { textMessage } from '../prompt/conversation';
+import { randomHex } from '../prompt/hash';
 import type { CallOptions, ContentMessage, GenerateResult, Message, Model, SystemMessage } from '../prompt/types';
 import { type Estimator, charsPerTokenOf, estimateMessages, estimatePrompt } from '../sizing/estimate';
 import { ESTIMATE_MARGIN, MIN_SUMMARY_ROOM, RETRY_SHARES, TRANSCRIPT_RECUTS } from '../tunables';
@@ -11,14 +12,33 @@ import { shortenTranscript, transcriptMessageText } from './shorten';
 /** The `providerOptions` key of this package; on a message it marks a summary request. */
 export const PROVIDER_OPTIONS_KEY = 'compaction';
 
-/** Whether a call is a summary request of this package (a middleware after it should pass it on unchanged). */
+/**
+ * The marker's value (docs/design.md, "Recognisable"): a random token of this process, made with
+ * Web Crypto on first use (a Worker allows no random values at load), never seen by a client, so
+ * a caller's message that claims to be a summary request (a system message from a browser) is none.
+ * Kept under a global symbol so that every copy of the package in one process (its ESM and CJS
+ * builds) tells the same requests apart.
+ */
+const TOKEN = Symbol.for('ai-compaction.summaryRequest');
+
+function summaryToken(): string {
+  const holder = globalThis as { [TOKEN]?: unknown };
+  if (typeof holder[TOKEN] !== 'string') Object.defineProperty(holder, TOKEN, { value: randomHex(16), enumerable: false });
+  return holder[TOKEN] as string;
+}
+
+/**
+ * Whether a call is a summary request of this package (a middleware after it should pass it on
+ * unchanged): its last message carries the marker only the middleware can set.
+ */
 export function isSummaryRequest(params: { prompt?: readonly unknown[] } | undefined): boolean {
   const last = params?.prompt?.[params.prompt.length - 1] as ContentMessage | undefined;
-  return last?.providerOptions?.[PROVIDER_OPTIONS_KEY]?.summaryRequest === true;
+  const marker = last?.providerOptions?.[PROVIDER_OPTIONS_KEY]?.summaryRequest;
+  return typeof marker === 'string' && marker === summaryToken();
 }
 
 function marked(text: string): ContentMessage {
-  return textMessage('user', text, { [PROVIDER_OPTIONS_KEY]: { summaryRequest: true } });
+  return textMessage('user', text, { [PROVIDER_OPTIONS_KEY]: { summaryRequest: summaryToken() } });
 }
 
 export interface SummarizeInput {

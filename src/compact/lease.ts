@@ -14,11 +14,18 @@ import { longestSummary } from './measured';
  * flight does the same (flight.ts).
  */
 
-/** How long a summary of `model` may take here: twice the longest of its recent ones, 5 s to 120 s (60 s before one was measured). */
+/**
+ * How long a summary of `model` may take here: twice the longest of its recent ones, 5 s to 120 s
+ * (60 s before one was measured), and never more than this instance's own `summaryTimeout`. It is
+ * the lease this instance takes (its summary is aborted by then), and the most it waits for
+ * another's: an instance that died writing holds no step longer than that (docs/design.md, "No
+ * summary holds a step without bound").
+ */
 export function summaryBound(engine: Engine, model: string): number {
   const longest = longestSummary(engine, model);
-  if (longest === undefined) return LEASE_UNMEASURED_MS;
-  return Math.min(LEASE_BOUNDS_MS.max, Math.max(LEASE_BOUNDS_MS.min, LEASE_SUMMARY_FACTOR * longest));
+  const measured = longest === undefined ? LEASE_UNMEASURED_MS : Math.min(LEASE_BOUNDS_MS.max, Math.max(LEASE_BOUNDS_MS.min, LEASE_SUMMARY_FACTOR * longest));
+  const timeout = engine.settings.summaryTimeout;
+  return timeout === false ? measured : Math.min(measured, timeout);
 }
 
 /**

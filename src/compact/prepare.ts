@@ -13,7 +13,7 @@ import { compactOnce, summaryFitsWhole, writerOf } from './compact';
 import { summaryDeadline } from './deadline';
 import { untilAborted } from './flight';
 import { holdAfterFailure } from './holds';
-import { awaitLease } from './lease';
+import { awaitLease, summaryBound } from './lease';
 
 /**
  * Preparing the next checkpoint ahead (docs/design.md, "Preparing ahead"): what this instance
@@ -160,7 +160,10 @@ export interface Candidate {
 /**
  * The summaries being written for a prefix of this conversation past its checkpoint and before its
  * live part, by this instance in the background or by another under its lease (docs/stores.md),
- * longest first, added to `pending`; and the latest of their deadlines (`undefined`: none).
+ * longest first, added to `pending`; and the latest of their deadlines (`undefined`: none). Another
+ * instance's is waited for until its lease ends, and no longer than this instance's own bound from
+ * now (`summaryBound`, within `summaryTimeout`). `own`: the latest deadline is this instance's (its
+ * summary's, or its own bound on waiting for another's); past it the step goes on as after a failure.
  */
 export async function writing(engine: Engine, view: StepView, model: Model, pending: Candidate[], fits: (length: number) => boolean): Promise<{ until: number; own: boolean; couldFit: boolean } | undefined> {
   const from = coveredUpTo(view);
@@ -180,14 +183,18 @@ export async function writing(engine: Engine, view: StepView, model: Model, pend
     own = couldFit = true;
   }
   const writer = writerOf(engine, model);
+  const bound = engine.clock.now() + summaryBound(engine, writer);
   for (const held of liveLeases(view.thread, engine.keeper.owner, engine.clock.now())) {
     if (!(await eligible(held))) continue;
+    const ends = Math.min(held.until, bound);
     if (!fits(held.length)) {
-      until ??= held.until;
+      until ??= ends;
       continue;
     }
     pending.push({ length: held.length, get: () => awaitLease(engine, view, held, writer) });
-    until = Math.max(until ?? 0, held.until);
+    until = Math.max(until ?? 0, ends);
+    // Cut to this instance's bound, it is the latest deadline (every lease ends by the bound).
+    if (ends < held.until) own = true;
     couldFit = true;
   }
   pending.sort((a, b) => b.length - a.length);

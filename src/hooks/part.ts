@@ -1,4 +1,5 @@
 import { metadataOf, withCompactionMetadata } from '../metadata';
+import { randomHex } from '../prompt/hash';
 import { COMPACTION_CALL_ID_PREFIX, COMPACTION_TOOL_NAME } from '../prompt/own-parts';
 import type { GenerateResult, Part, StreamPart } from '../prompt/types';
 import type { CompactionRecord } from '../types';
@@ -12,7 +13,7 @@ import type { CompactionRecord } from '../types';
  * `compactionOf` reads the whole of it from the part.
  */
 export function compactionParts(record: CompactionRecord): [Part, Part] {
-  const toolCallId = `${COMPACTION_CALL_ID_PREFIX}${Array.from(crypto.getRandomValues(new Uint8Array(8)), (byte) => byte.toString(16).padStart(2, '0')).join('')}`;
+  const toolCallId = `${COMPACTION_CALL_ID_PREFIX}${randomHex(8)}`;
   const { reason: trigger, summary, tokensBefore, tokensAfter } = record;
   return [
     { type: 'tool-call', toolCallId, toolName: COMPACTION_TOOL_NAME, input: '{}', providerExecuted: true, dynamic: true, providerMetadata: { compaction: metadataOf(record) } },

@@ -10,6 +10,13 @@ export async function sha256Hex(bytes: Uint8Array): Promise<string> {
   return hex;
 }
 
+/** `bytes` random bytes from Web Crypto, as hex. */
+export function randomHex(bytes: number): string {
+  let hex = '';
+  for (const byte of crypto.getRandomValues(new Uint8Array(bytes))) hex += byte.toString(16).padStart(2, '0');
+  return hex;
+}
+
 /** A growing byte buffer written with TextEncoder.encodeInto: no per-message arrays, no final copy. */
 class ByteSink {
   bytes = new Uint8Array(1 << 16);

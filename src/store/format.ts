@@ -11,7 +11,9 @@ import { LEASE_LIMIT, MAX_FAILURES } from '../tunables';
  *   message, and the scope), which checkpoints, provider counts and holds exist for conversations
  *   that open that way, so a step finds them with two reads. The steps before that reply keep
  *   theirs under the first message; the first step with a reply carries its checkpoint and holds
- *   over. It also holds the leases of compactions under way (docs/stores.md).
+ *   over. It also lists the leases of compactions under way (docs/stores.md);
+ * - `lease:<digest>`: the lease on writing the checkpoint `cp:<digest>`, taken atomically (the
+ *   store's `setIfAbsent`), expiring with the lease.
  * Keys hold digests only, never message text; with the `secret` option every value is sealed.
  */
 export const FORMAT_VERSION = 1;
@@ -197,7 +199,7 @@ const hold = z
 
 export type Hold = z.infer<typeof hold>;
 
-const lease = z
+export const leaseSchema = z
   .object({
     /** The prefix the checkpoint being written covers: its length and digest. */
     length: z.number().int().positive(),
@@ -209,7 +211,7 @@ const lease = z
   })
   .strict();
 
-export type Lease = z.infer<typeof lease>;
+export type Lease = z.infer<typeof leaseSchema>;
 
 /**
  * How fast a thread's conversation grows (docs/design.md, "The policy"), kept where every instance
@@ -268,7 +270,7 @@ export const threadSchema = z
      * same checkpoint waits for it rather than writing its own. A lease ends when its checkpoint is
      * listed, when it is released, or at `until`. Optional: absent when there is none.
      */
-    leases: z.array(lease).max(LEASE_LIMIT).optional(),
+    leases: z.array(leaseSchema).max(LEASE_LIMIT).optional(),
     /** The conversation's pace (docs/design.md, "The policy"). Optional: threads written before it existed have none. */
     pace: paceRecord.optional(),
     /** Its summaries' measured times (docs/design.md, "The policy"). Optional, likewise. */
@@ -313,6 +315,8 @@ export const sizingKey = (digestHex: string) => `sizing:${digestHex}`;
 
 export const checkpointKey = (digestHex: string) => `cp:${digestHex}`;
 export const threadKey = (digestHex: string) => `thread:${digestHex}`;
+/** The lease on writing the checkpoint of `digestHex`, taken with the store's `setIfAbsent` (docs/stores.md, the lease). */
+export const leaseKey = (digestHex: string) => `lease:${digestHex}`;
 
 /** `raw` read as JSON of `schema`'s shape, or `undefined` when it is not JSON or not of that shape. */
 export function parseJson<T>(raw: string, schema: { safeParse(value: unknown): { success: true; data: T } | { success: false } }): T | undefined {

@@ -153,6 +153,41 @@ export class StoreGuard {
   }
 
   /**
+   * Writes `value` under `key` only when none is there, to expire after `ms` (the lease:
+   * docs/stores.md). Atomic with a store's `setIfAbsent`; without it, a read, a write and a read
+   * back, which two instances at the same moment may both win. `true`: written; `false`: a value
+   * is there; `undefined`: the store failed or is down (nothing taken).
+   */
+  async claim(key: string, value: string, ms: number, budget: StoreBudget): Promise<boolean | undefined> {
+    if (this.down) return undefined;
+    try {
+      const stored = this.sealer === undefined ? value : await this.sealer.seal(key, value);
+      const { store } = this;
+      if (store.setIfAbsent !== undefined) return (await this.timed(budget, () => store.setIfAbsent!(key, stored, { ttlMs: ms }))) === true;
+      const there = await this.timed(budget, () => store.get(key));
+      if (there !== undefined && there !== null) return false;
+      await this.timed(budget, () => store.set(key, stored, { ttlSeconds: ms / 1000 }));
+      // The sealed text (with its random nonce), or the value naming this instance: another's write wins.
+      return (await this.timed(budget, () => store.get(key))) === stored;
+    } catch (error) {
+      if (!(error instanceof StoreDown)) this.warn(`ai-compaction: writing ${key} to the store failed (${messageOf(error)})`);
+      return undefined;
+    }
+  }
+
+  /** Removes `key` from the store (nothing while it is down); `false` when the store failed. */
+  async remove(key: string, budget: StoreBudget): Promise<boolean> {
+    if (this.down) return false;
+    try {
+      await this.timed(budget, () => this.store.delete(key));
+      return true;
+    } catch (error) {
+      if (!(error instanceof StoreDown)) this.warn(`ai-compaction: removing ${key} from the store failed (${messageOf(error)})`);
+      return false;
+    }
+  }
+
+  /**
    * Waits for `previous` (this instance's own earlier write) within what is left of the step's
    * budget, like a store call. Past it, the store is down: every pending call was given up, so the
    * earlier write goes on in memory at once, and the wait ends when it does.

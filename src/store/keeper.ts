@@ -35,9 +35,11 @@ export class Keeper {
   private readonly checkpoints: CheckpointRecords;
   private readonly leases: Leases;
   private readonly warn: (message: string) => void;
+  /** Where the leases' times are read: what a merge of threads outside the Keeper reads too. */
+  readonly clock: Clock;
 
   constructor(store: CompactionStore, options: KeeperOptions) {
-    const clock = options.clock ?? realClock;
+    const clock = (this.clock = options.clock ?? realClock);
     this.warn = options.warn;
     this.guard = new StoreGuard(store, { ...options, writeBack: (memory, keys) => this.threads.writeBack(memory, keys) });
     this.threads = new ThreadRecords(this.guard, clock, this.warn);

@@ -35,15 +35,16 @@ function sizeOf(key: string, value: string): number {
   return Math.max(1, 2 * (key.length + value.length));
 }
 
-function checkTtl(ttlSeconds: unknown): number | undefined {
-  if (ttlSeconds === undefined) return undefined;
-  if (typeof ttlSeconds !== 'number' || !Number.isFinite(ttlSeconds) || ttlSeconds <= 0) {
+/** A time to live given in `option` (`ttlSeconds` or `ttlMs`) as whole milliseconds, or `undefined` when not given. */
+function checkTtl(given: unknown, option: 'ttlSeconds' | 'ttlMs'): number | undefined {
+  if (given === undefined) return undefined;
+  if (typeof given !== 'number' || !Number.isFinite(given) || given <= 0) {
     throw new TypeError(
-      `ai-compaction: memoryStore ttlSeconds must be a positive number, got ${show(ttlSeconds)}`,
+      `ai-compaction: memoryStore ${option} must be a positive number, got ${show(given)}`,
     );
   }
   // lru-cache counts whole milliseconds; never round a positive TTL down to "no TTL".
-  return Math.max(1, Math.ceil(ttlSeconds * 1000));
+  return Math.max(1, Math.ceil(option === 'ttlSeconds' ? given * 1000 : given));
 }
 
 /**
@@ -77,11 +78,18 @@ export function memoryStore(options?: MemoryStoreOptions): MemoryStore {
       return cache.get(key);
     },
     async set(key, value, setOptions) {
-      const ttl = checkTtl(setOptions?.ttlSeconds);
+      const ttl = checkTtl(setOptions?.ttlSeconds, 'ttlSeconds');
       cache.set(key, value, ttl === undefined ? undefined : { ttl });
     },
     async delete(key) {
       cache.delete(key);
+    },
+    async setIfAbsent(key, value, setOptions) {
+      const ttl = checkTtl(setOptions?.ttlMs, 'ttlMs');
+      // One call of one process: nothing runs between the look and the write.
+      if (cache.has(key)) return false;
+      cache.set(key, value, ttl === undefined ? undefined : { ttl });
+      return true;
     },
     bytes() {
       // Expired values are dropped lazily; drop them now so the count is of live values only.

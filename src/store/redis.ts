@@ -16,6 +16,11 @@ import type { CompactionStore } from './types';
  * - any other client, ioredis among them: the Redis command's own argument order,
  *   `set(key, value, 'EX', seconds)`.
  *
+ * The lease on writing a summary is taken with `SET key value NX PX ms` (the store's
+ * `setIfAbsent`), in each client's form: node-redis `{ expiration: { type: 'PX', value }, PX,
+ * condition: 'NX', NX: true }` (v5 and v6 read `expiration` and `condition`, v4 `PX` and `NX`),
+ * `@upstash/redis` `{ px, nx: true }`, any other `'PX', ms, 'NX'`; each answers `"OK"` or `null`.
+ *
  * Whether the client is connected is read from its own state (docs/stores.md): ioredis's `status`,
  * node-redis's `isReady`; an Upstash client has no connection to lose.
  */
@@ -92,6 +97,14 @@ function expirySeconds(ttlSeconds: unknown): number {
     );
   }
   return Math.ceil(ttlSeconds);
+}
+
+/** Whole milliseconds for `PX`: a positive `ttlMs` is rounded up, never down to "expire now". */
+function expiryMilliseconds(ttlMs: unknown): number {
+  if (typeof ttlMs !== 'number' || !Number.isFinite(ttlMs) || ttlMs <= 0) {
+    throw new TypeError(`ai-compaction: redisStore ttlMs must be a positive number, got ${show(ttlMs)}`);
+  }
+  return Math.ceil(ttlMs);
 }
 
 let decoder: TextDecoder | undefined;
@@ -201,6 +214,19 @@ export function redisStore(options: RedisStoreOptions): CompactionStore {
     },
     async delete(key) {
       await client.del(prefix + key);
+    },
+    async setIfAbsent(key, value, { ttlMs }) {
+      const ms = expiryMilliseconds(ttlMs);
+      let reply: unknown;
+      if (kind === 'node-redis') {
+        reply = await client.set(prefix + key, value, { expiration: { type: 'PX', value: ms }, PX: ms, condition: 'NX', NX: true });
+      } else if (kind === 'upstash') {
+        reply = await client.set(prefix + key, value, { px: ms, nx: true });
+      } else {
+        reply = await client.set(prefix + key, value, 'PX', ms, 'NX');
+      }
+      // "OK" when set; null (nil) when the key was there.
+      return reply !== null && reply !== undefined;
     },
     ...(connected === undefined ? {} : { connected }),
     prefix,

@@ -16,6 +16,16 @@ export interface CompactionStore {
   /** Removes `key`; removing a missing key is not an error. */
   delete(key: string): Promise<void>;
   /**
+   * Optional: stores `value` under `key` only when no value is there, atomically, to expire after
+   * `ttlMs` milliseconds; resolves `true` when it stored it, `false` when a value was there (Redis
+   * `SET key value NX PX ms`). Instances sharing the store take the lease on writing a summary with
+   * it, so that two that ask at the same moment never both write it. Without it, the lease is taken
+   * by a read, a write and a read back, which two instances asking at the same moment may both
+   * win: each then writes the same summary (one more summary request, never a wrong checkpoint;
+   * docs/stores.md).
+   */
+  setIfAbsent?(key: string, value: string, options: { ttlMs: number }): Promise<boolean>;
+  /**
    * Optional: whether the store can answer now, from its client's own state (a network client that
    * has lost its connection and is reconnecting says `false`). Called before each store call, so it
    * must be cheap and synchronous. `false` makes the middleware skip the store at once instead of

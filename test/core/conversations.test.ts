@@ -234,10 +234,13 @@ describe('compaction', () => {
   });
 
   describe('conversations that share their opening exchange (one index record)', () => {
-    /** A store in which every read and write takes `ms` and acts when it completes, as over a network. */
-    function slowStore(ms: number) {
+    /** A store in which every read and write takes `turns` turns of the event loop (no time) and acts when it completes, as over a network. */
+    function slowStore(turns: number) {
       const inner = memoryStore();
-      const later = <T>(act: () => Promise<T>) => new Promise<T>((resolve, reject) => setTimeout(() => act().then(resolve, reject), ms));
+      const later = async <T>(act: () => Promise<T>): Promise<T> => {
+        for (let turn = 0; turn < turns; turn++) await new Promise((resolve) => setTimeout(resolve, 0));
+        return act();
+      };
       return {
         get: (key: string) => later(() => inner.get(key)),
         set: (key: string, value: string) => later(() => inner.set(key, value)),

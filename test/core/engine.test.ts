@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { compaction, memoryStore } from '../../src';
 import { createEngine } from '../../src/engine';
 import { windowFor } from '../../src/model';
@@ -24,7 +24,10 @@ const rejecting = {
 };
 
 /** Let timers and microtasks that are due run. */
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** A moment for what is pending to run and fail: turns of the event loop, no time. */
+const moment = async () => {
+  for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setTimeout(resolve, 0));
+};
 
 describe('engine', () => {
   describe('a logger that fails', () => {
@@ -47,7 +50,7 @@ describe('engine', () => {
       const engine = createEngine({ logger });
       expect(() => engine.warn('a warning')).not.toThrow();
       expect(() => engine.info('a line')).not.toThrow();
-      await pause(10);
+      await moment();
       expect(escaped).toEqual([]);
     });
 
@@ -76,20 +79,27 @@ describe('engine', () => {
       const middleware = compaction({ contextWindow: 20_000, logger });
       await wrap(scripted.model, middleware).doGenerate({ prompt: band() });
       expect(scripted.summaryCalls()).toHaveLength(1);
-      await pause(20);
+      await moment();
       expect(escaped).toEqual([]);
     });
 
     it('should let nothing escape the store\'s timers (an outage and the probe that ends it) when the logger throws', async () => {
       let connected = false;
-      const store = { ...memoryStore(), connected: () => connected };
+      let probed = 0;
+      const memory = memoryStore();
+      const store = { ...memory, connected: () => connected, get: (key: string) => (key === 'probe' && probed++, memory.get(key)) };
       const scripted = scriptedModel();
+      // The store's timers are faked: the probe's second passes at once.
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
       const middleware = compaction({ contextWindow: 20_000, logger: throwing, store });
       // The client says it is not connected: the outage begins (a warning), and the first probe is
       // planned a second later; it finds the store answering (an info line from a timer).
       await wrap(scripted.model, middleware).doGenerate({ prompt: band().slice(-1) });
       connected = true;
-      await pause(1_200);
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(probed).toBe(1);
+      vi.useRealTimers();
+      await moment();
       expect(escaped).toEqual([]);
       expect(scripted.stepCalls()).toHaveLength(1);
     });

@@ -199,6 +199,13 @@ describe('resolveOptions', () => {
       expect(() => compaction({ contextWindow: 'abc' as never })).toThrow(/contextWindow.*"abc"/);
     });
 
+    it('should refuse a summaryTimeout a timer cannot hold (over 2,147,483,647 ms), naming the option and the value', () => {
+      expect(() => compaction({ summaryTimeout: 2_147_483_648 })).toThrow(TypeError);
+      expect(() => compaction({ summaryTimeout: 2_147_483_648 })).toThrow(/summaryTimeout.*2147483648/);
+      expect(() => compaction({ summaryTimeout: 30 * 24 * 3_600_000 })).toThrow(/summaryTimeout.*2592000000/);
+      expect(() => compaction({ summaryTimeout: 2_147_483_647 })).not.toThrow();
+    });
+
     it('should construct with good options', () => {
       const middleware = compaction({ contextWindow: 200_000, buffer: '20%', keep: 10_000 });
       expect(typeof middleware.transformParams).toBe('function');

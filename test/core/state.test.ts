@@ -70,10 +70,13 @@ function validState() {
 
 const REFUSED = 'ai-compaction: option state is refused';
 
-/** A store whose calls take a moment: a restore into it is still going on when the test looks. */
+/** A store whose calls take a moment (20 turns of the event loop, no time): a restore into it is still going on when the test looks. */
 function slowStore(): CompactionStore {
   const inner = memoryStore();
-  const later = <T>(act: () => Promise<T>) => new Promise<T>((resolve, reject) => setTimeout(() => act().then(resolve, reject), 20));
+  const later = async <T>(act: () => Promise<T>): Promise<T> => {
+    for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setTimeout(resolve, 0));
+    return act();
+  };
   return { get: (key) => later(() => inner.get(key)), set: (key, value) => later(() => inner.set(key, value)), delete: (key) => later(() => inner.delete(key)) };
 }
 

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { generateText, stepCountIs, streamText, wrapLanguageModel } from 'ai';
 import { type CompactionRecord, compaction } from '../../src';
 import { keepBudget } from '../../src/checkpoint/budget';
+import type { Clock } from '../../src/clock';
 import type { Message } from '../../src/prompt/types';
 import { estimatePrompt } from '../../src/sizing/estimate';
 import { textOf } from '../support/harness';
@@ -10,6 +11,28 @@ import { gate } from '../support/prepare-fixtures';
 import { STEPS, readFileAgent, readFileTools } from '../support/read-file-agent';
 
 const WINDOW = 20_000;
+
+/**
+ * The middleware's clock (src/clock.ts), standing still: its sleeps (a summary's deadline, a step's
+ * wait for the summary being written) end only when aborted. A step that waits is seen the moment
+ * it begins to (`onWait`: a sleep begun by the step's wait, compact/step.ts `waitFor`), never by a
+ * time waited for, so nothing here depends on the machine's speed.
+ */
+function watchedClock(onWait: () => void) {
+  let waiting = 0;
+  const clock: Clock = {
+    now: () => 0,
+    sleep: (_ms, signal) =>
+      new Promise<void>((resolve) => {
+        if (signal?.aborted === true) return resolve();
+        const wait = new Error().stack?.includes('waitFor') === true;
+        if (wait) waiting++;
+        signal?.addEventListener('abort', () => (wait && waiting--, resolve()), { once: true });
+        if (wait) onWait();
+      }),
+  };
+  return { options: { [Symbol.for('ai-compaction.clock')]: clock } as Record<symbol, Clock>, waiting: () => waiting };
+}
 
 describe('compaction end to end', () => {
   afterEach(() => vi.useRealTimers());
@@ -109,18 +132,18 @@ describe('compaction end to end', () => {
   }
   for (const mode of ['generateText', 'streamText'] as const) {
     it(`should send a catch-up in a ${mode} loop once its summary is written, no step waiting for it`, async () => {
-      // The clock stands still (only `Date`): these summaries take no time to measure, and preparing
-      // is not timed to them (docs/design.md, "Preparing ahead").
+      // The clock stands still: these summaries take no time to measure, and preparing is not timed
+      // to them (docs/design.md, "Preparing ahead").
       vi.useFakeTimers({ toFake: ['Date'] });
       // The second summary request (step 9's, of its whole conversation for the next step) is held
-      // until the agent answers step 14; a step that waited for it would hold the loop, and after
-      // 5 s a timer opens it and the test fails.
+      // until the agent answers step 14; a step that waited for it would hold the loop: the moment
+      // one begins to, it is opened and the test fails.
       const slow = gate();
       let waited = false;
-      const timer = setTimeout(() => {
+      const watched = watchedClock(() => {
         waited = true;
         slow.open();
-      }, 5_000);
+      }).options;
       const background: Promise<unknown>[] = [];
       let step = 0;
       const requested: number[] = [];
@@ -137,12 +160,11 @@ describe('compaction end to end', () => {
         },
       });
       const records: { step: number; record: CompactionRecord }[] = [];
-      const middleware = compaction({ contextWindow: WINDOW, waitUntil: (work) => void background.push(work), onCompaction: (record) => void records.push({ step: step + 1, record }) });
+      const middleware = compaction({ contextWindow: WINDOW, waitUntil: (work) => void background.push(work), onCompaction: (record) => void records.push({ step: step + 1, record }), ...watched });
       const model = wrapLanguageModel({ model: agent.model as never, middleware });
       const options = { model, tools: readFileTools, stopWhen: stepCountIs(STEPS + 5), system: 'You are a coding agent.', prompt: 'Read every file of the project.' };
       const result = mode === 'generateText' ? await generateText(options) : streamText(options);
       expect(await result.text).toBe('All 64 files read.');
-      clearTimeout(timer);
       await Promise.all(background);
       expect(waited).toBe(false);
       // Ceiling 17,000, 2,000 tokens a step: step 8 (14,120) prepares at the band, step 9 (16,128)
@@ -169,25 +191,53 @@ describe('compaction end to end', () => {
 
   for (const mode of ['generateText', 'streamText'] as const) {
     it(`should write one summary at a time, one request a compaction, in a ${mode} loop whose summarizer is slower than its steps`, async () => {
-      // Each summary takes 40 ms of real time; a step takes none. The middleware's clock stands
-      // still (only \`Date\`), so what it decides depends on no machine's load.
+      // Each summary is written while the agent answers 3 steps, or at once when a step waits for it
+      // (the rest of it). The middleware's clock stands still, so what it decides depends on no
+      // machine's load.
       vi.useFakeTimers({ toFake: ['Date'] });
       let writing = 0;
       let most = 0;
+      let answered = 0;
+      const pending: { until: number; done: () => void }[] = [];
+      const finish = (all: boolean) => {
+        for (const entry of [...pending]) {
+          if (!all && entry.until > answered) continue;
+          pending.splice(pending.indexOf(entry), 1);
+          entry.done();
+        }
+      };
+      const watched = watchedClock(() => finish(true));
+      // Background compactions whose summary request has not come yet: a request that comes with
+      // none is a step's own, in the foreground, which the step waits for.
+      const unclaimed = new Set<Promise<unknown>>();
       const agent = readFileAgent({
         summary: async () => {
           most = Math.max(most, ++writing);
-          await new Promise((resolve) => setTimeout(resolve, 40));
+          const background = unclaimed.values().next();
+          if (!background.done) unclaimed.delete(background.value);
+          // A step waiting already (for this summary, not begun here yet), or its own: written at once.
+          if (!background.done && watched.waiting() === 0) await new Promise<void>((done) => pending.push({ until: answered + 3, done }));
           writing--;
+        },
+        answered: (at) => {
+          answered = at;
+          finish(false);
         },
       });
       const background: Promise<unknown>[] = [];
       const records: CompactionRecord[] = [];
-      const middleware = compaction({ contextWindow: WINDOW, waitUntil: (work) => void background.push(work), onCompaction: (record) => void records.push(record) });
+      const waitUntil = (work: Promise<unknown>) => {
+        background.push(work);
+        unclaimed.add(work);
+        void work.finally(() => unclaimed.delete(work));
+      };
+      const middleware = compaction({ contextWindow: WINDOW, waitUntil, onCompaction: (record) => void records.push(record), ...watched.options });
       const model = wrapLanguageModel({ model: agent.model as never, middleware });
       const options = { model, tools: readFileTools, stopWhen: stepCountIs(STEPS + 5), system: 'You are a coding agent.', prompt: 'Read every file of the project.' };
       const result = mode === 'generateText' ? await generateText(options) : streamText(options);
       expect(await result.text).toBe('All 64 files read.');
+      // The one being written when the loop ended is written now.
+      finish(true);
       await Promise.all(background);
       // Never two summaries of the conversation in flight at once, and every request went out as a
       // compaction: none prepared for nothing, none superseded.

@@ -263,15 +263,24 @@ describe('provider counts', () => {
 });
 
 describe('summary requests are recognised by structure', () => {
-  const marked = (text: string): Message => ({ role: 'user', content: [{ type: 'text', text }], providerOptions: { compaction: { summaryRequest: true } } });
+  const claimed = (text: string): Message => ({ role: 'user', content: [{ type: 'text', text }], providerOptions: { compaction: { summaryRequest: true } } });
 
-  it('should recognise the marker, never the text', () => {
+  it('should recognise the marker the middleware set, never the text nor a marker a caller wrote', async () => {
+    const scripted = scriptedModel();
+    const middleware = compaction({ contextWindow: 200_000 });
+    middleware.compactNext();
+    await wrap(scripted.model, middleware).doGenerate({ prompt: [user('one'), assistant('r1'), user('two'), assistant('r2'), user('three')] });
+    const own = scripted.summaryCalls()[0]!.prompt.at(-1)!;
+    const marked = (text: string): Message => ({ ...own, content: [{ type: 'text', text }] }) as Message;
     expect(isSummaryRequest({ prompt: [user(`${SUMMARY_FIRST_LINE} ...`)] })).toBe(false);
     expect(isSummaryRequest({ prompt: [user('hi'), user(`${SUMMARY_FIRST_LINE}\nand the template`)] })).toBe(false);
     expect(isSummaryRequest({ prompt: [marked('anything at all')] })).toBe(true);
     expect(isSummaryRequest({ prompt: [user('hi'), marked('')] })).toBe(true);
     // Only the last message counts.
     expect(isSummaryRequest({ prompt: [marked('anything'), user('hi')] })).toBe(false);
+    // A caller's message that claims to be one (the marker's key, any value but the middleware's) is none.
+    expect(isSummaryRequest({ prompt: [user('hi'), claimed('anything')] })).toBe(false);
+    expect(isSummaryRequest({ prompt: [user('hi'), { role: 'system', content: 'x', providerOptions: { compaction: { summaryRequest: 'guess' } } }] })).toBe(false);
   });
 
   /** A model that tells summary requests by the marker, as a provider-side middleware would. */

@@ -43,7 +43,7 @@ describe('redisStore with the middleware', () => {
 
     const keys = await ioredis.keys(`${prefix}*`);
     expect(keys.length).toBeGreaterThanOrEqual(2);
-    for (const key of keys) expect(key).toMatch(new RegExp(`^${prefix}(cp|thread|sizing):[0-9a-f]{64}$`));
+    for (const key of keys) expect(key).toMatch(new RegExp(`^${prefix}(cp|thread|sizing|lease):[0-9a-f]{64}$`));
   });
 
   it('should keep every step going while Redis is down, warn, and use Redis again once it is back', async () => {

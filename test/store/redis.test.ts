@@ -234,6 +234,26 @@ describe.each(flavours)('redisStore with $name', ({ connect, offline }) => {
     expect(await connection.ttl('ai-compaction:reset-ttl')).toBe(604_800);
   });
 
+  it('should set a value only when none is there (SET NX PX), for ttlMs', async () => {
+    const store = redisStore({ client: connection.client, prefix: 'nx:' });
+    await store.delete('lease');
+    expect(await store.setIfAbsent!('lease', 'first', { ttlMs: 90_000 })).toBe(true);
+    expect(await store.setIfAbsent!('lease', 'second', { ttlMs: 90_000 })).toBe(false);
+    expect(await connection.rawGet('nx:lease')).toBe('first');
+    expect(await connection.ttl('nx:lease')).toBe(90);
+    await store.delete('lease');
+    expect(await store.setIfAbsent!('lease', 'second', { ttlMs: 1_500.5 })).toBe(true);
+    expect(await connection.rawGet('nx:lease')).toBe('second');
+  });
+
+  it('should give a key to exactly one of many that ask for it at once', async () => {
+    const store = redisStore({ client: connection.client, prefix: 'nx-race:' });
+    await store.delete('lease');
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, index) => store.setIfAbsent!('lease', `v${index}`, { ttlMs: 60_000 })));
+    expect(answers.filter(Boolean)).toHaveLength(1);
+    expect(await connection.rawGet('nx-race:lease')).toBe(`v${answers.indexOf(true)}`);
+  });
+
   it('should reject with the server error when the command fails', async () => {
     const store = redisStore({ client: connection.client });
     await connection.makeList('ai-compaction:a-list');
@@ -308,6 +328,17 @@ describe('redisStore with @upstash/redis over its REST protocol', () => {
     expect(await raw.ttl('upstash:ttl')).toBe(604_800);
     await store.set('ttl', 'v', { ttlSeconds: 90 });
     expect(await raw.ttl('upstash:ttl')).toBe(90);
+  });
+
+  it('should set a value only when none is there (SET NX PX), for ttlMs', async () => {
+    const store = redisStore({ client, prefix: 'upstash-nx:' });
+    await raw.del('upstash-nx:lease');
+    const before = endpoint.commands.length;
+    expect(await store.setIfAbsent!('lease', '{"owner":"a"}', { ttlMs: 90_000 })).toBe(true);
+    expect(await store.setIfAbsent!('lease', '{"owner":"b"}', { ttlMs: 90_000 })).toBe(false);
+    expect(endpoint.commands.slice(before)).toEqual(['SET', 'SET']);
+    expect(await raw.get('upstash-nx:lease')).toBe('{"owner":"a"}');
+    expect(await raw.ttl('upstash-nx:lease')).toBe(90);
   });
 
   it('should send its commands as JSON arrays to the endpoint', async () => {
@@ -399,6 +430,23 @@ describe('redisStore client detection', () => {
     const { client, calls } = recordingClient({ pipeline: () => ({}), json: {} });
     await redisStore({ client }).set('k', 'v', { ttlSeconds: 30 });
     expect(calls).toEqual([['set', 'ai-compaction:k', 'v', { ex: 30 }]]);
+  });
+
+  it("should take a lease with SET NX PX in each client's form", async () => {
+    const shapes: [Record<string, unknown>, unknown[]][] = [
+      [{ isOpen: true, isReady: true }, [{ expiration: { type: 'PX', value: 1_500 }, PX: 1_500, condition: 'NX', NX: true }]],
+      [{ status: 'ready' }, ['PX', 1_500, 'NX']],
+      [{ pipeline: () => ({}), json: {} }, [{ px: 1_500, nx: true }]],
+      [{}, ['PX', 1_500, 'NX']],
+    ];
+    for (const [shape, rest] of shapes) {
+      const { client, calls } = recordingClient(shape);
+      expect(await redisStore({ client }).setIfAbsent!('k', 'v', { ttlMs: 1_499.2 })).toBe(true);
+      expect(calls).toEqual([['set', 'ai-compaction:k', 'v', ...rest]]);
+    }
+    const nil = { get: async () => null, set: async () => null, del: async () => 1 };
+    expect(await redisStore({ client: nil }).setIfAbsent!('k', 'v', { ttlMs: 10 })).toBe(false);
+    await expect(redisStore({ client: nil }).setIfAbsent!('k', 'v', { ttlMs: 0 })).rejects.toThrow('ai-compaction: redisStore ttlMs must be a positive number, got 0');
   });
 
   it('should call set with positional EX seconds on any other client', async () => {

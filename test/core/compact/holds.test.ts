@@ -220,12 +220,12 @@ describe('a summarizer that fails', () => {
     const log = recordingLogger();
     let summaries = 0;
     let steps = 0;
-    // A summarizer that takes a moment, so that the five steps find its compaction under way and join it.
+    // A summarizer that takes a moment (turns of the event loop, no time), so that the five steps find its compaction under way and join it.
     const model = new MockLanguageModel({
       doGenerate: async ({ prompt }: CallOptions) => {
         if (!isSummaryPrompt(prompt)) return (steps++, textResult('ok', undefined, 10));
         summaries++;
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setTimeout(resolve, 0));
         return textResult('no template');
       },
     });

@@ -8,6 +8,7 @@ import type { Message } from '../../../src/prompt/types';
 import { estimatePrompt } from '../../../src/sizing/estimate';
 import { SUMMARY, isSummaryPrompt, textResult, usage } from '../../support/models';
 import { MockLanguageModel } from '../../support/models';
+import { settle } from '../../support/manual-clock';
 import { atCeiling, band, gate, tokens, under } from '../../support/prepare-fixtures';
 import { readFileAgent, readFileTools } from '../../support/read-file-agent';
 import { assistant, recordingLogger, scriptedModel, system, textOf, toolCall, toolCallingModel, toolResult, user, wrap } from '../../support/harness';
@@ -32,6 +33,14 @@ function collecting(options: CompactionOptions & { secret?: undefined } = {}) {
   });
   return { middleware, background, records, settled: () => Promise.all(background) };
 }
+
+/** A moment for what is pending to run (a step that must still be waiting after it): turns of the event loop, no time. */
+const turns = async (count = 20) => {
+  for (let turn = 0; turn < count; turn++) await new Promise((resolve) => setTimeout(resolve, 0));
+};
+
+/** The summary requests that summarize from scratch: not a catch-up, whose first message is the checkpoint it updates. */
+const fromScratch = <Call extends { prompt: Message[] }>(calls: Call[]) => calls.filter((call) => !textOf(call.prompt[0]).startsWith('<conversation-checkpoint>'));
 
 const checkpointOf = (record: CompactionRecord): Message => ({ role: 'user', content: [{ type: 'text', text: checkpointText(record.summary, record.record) }] });
 
@@ -141,7 +150,8 @@ describe('prepare', () => {
       const conversation = atCeiling();
       const result = (await wrapped.doGenerate({ prompt: conversation })) as { providerMetadata?: Record<string, unknown> };
       // No summary request of its own: the one made beside the first step stands.
-      expect(scripted.summaryCalls()).toHaveLength(1);
+      // Beside it a catch-up (an update of the checkpoint it sent) may have begun: none from scratch.
+      expect(fromScratch(scripted.summaryCalls())).toHaveLength(1);
       // It covers the 14 messages before that step's new user message; all that came since is live.
       expect(records).toHaveLength(1);
       const record = records[0]!;
@@ -252,7 +262,7 @@ describe('prepare', () => {
       await wrapped.doGenerate({ prompt: band() });
       let sent = false;
       const step = wrapped.doGenerate({ prompt: atCeiling() }).then(() => (sent = true));
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await turns();
       expect(sent).toBe(false);
       summary.open();
       await step;
@@ -301,7 +311,7 @@ describe('prepare', () => {
       const { scripted, records, wrapped, conversation, settled } = await sentWithTail(() => summary.opened.then(() => textResult(SUMMARY, 100, 200)));
       expect(records).toHaveLength(1);
       // its request goes out in the background, after the step
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await settle(() => scripted.summaryCalls().length === 2);
       expect(scripted.summaryCalls()).toHaveLength(2);
       // Two more steps while the catch-up is still being written: neither waits, neither starts another.
       const first = [...conversation, assistant('one'), user('two')];
@@ -503,7 +513,7 @@ describe('prepare', () => {
       const middleware = compaction({ contextWindow: WINDOW, logger: log.logger });
       await wrap(scripted.model, middleware).doGenerate({ prompt: band() });
       await failed.opened;
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      await settle(() => log.warn.some((line) => line.includes('preparing the next checkpoint in the background failed')));
       expect(log.warn.some((line) => line.includes('preparing the next checkpoint in the background failed'))).toBe(true);
       expect(scripted.stepCalls()[0]!.prompt).toEqual(band());
     });
@@ -521,9 +531,10 @@ describe('prepare', () => {
       const wrapped = wrap(scripted.model, middleware);
       await wrapped.doGenerate({ prompt: band() });
       expect(log.warn).toEqual([expect.stringMatching(/^ai-compaction: waitUntil refused the background compaction \(`after` was called outside a request scope\); it runs detached$/)]);
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      await settle(() => Object.values(middleware.state().threads).some((thread) => ((thread as { prepared?: unknown[] }).prepared ?? []).length === 1));
       await wrapped.doGenerate({ prompt: atCeiling() });
-      expect(scripted.summaryCalls()).toHaveLength(1);
+      // Beside it a catch-up (an update of the checkpoint it sent) may have begun: none from scratch.
+      expect(fromScratch(scripted.summaryCalls())).toHaveLength(1);
       expect(middleware.last()!.prepared).toBe(true);
     });
   });
@@ -542,7 +553,7 @@ describe('prepare', () => {
       expect(handed[0]).toBeInstanceOf(Promise);
       let settled = false;
       void handed[0]!.then(() => (settled = true));
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      await turns();
       expect(settled).toBe(false);
       summary.open();
       await expect(handed[0]).resolves.toBeUndefined();
@@ -866,7 +877,8 @@ describe('prepare', () => {
       expect(request.abortSignal).not.toBe(controller.signal);
       expect(request.abortSignal?.aborted).toBe(false);
       await wrapped.doGenerate({ prompt: atCeiling() });
-      expect(scripted.summaryCalls()).toHaveLength(1);
+      // Beside it a catch-up (an update of the checkpoint it sent) may have begun: none from scratch.
+      expect(fromScratch(scripted.summaryCalls())).toHaveLength(1);
       expect(middleware.last()).toMatchObject({ messagesCovered: 14, prepared: true });
     });
 
@@ -878,13 +890,14 @@ describe('prepare', () => {
       await wrapped.doGenerate({ prompt: band() });
       const controller = new AbortController();
       const step = wrapped.doGenerate({ prompt: atCeiling(), abortSignal: controller.signal });
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      await turns();
       controller.abort();
       await expect(step).rejects.toThrow();
       summary.open();
       await settled();
       await wrapped.doGenerate({ prompt: atCeiling() });
-      expect(scripted.summaryCalls()).toHaveLength(1);
+      // Beside it a catch-up (an update of the checkpoint it sent) may have begun: none from scratch.
+      expect(fromScratch(scripted.summaryCalls())).toHaveLength(1);
       expect(middleware.last()).toMatchObject({ messagesCovered: 14, prepared: true });
     });
   });
@@ -924,14 +937,17 @@ describe('prepare', () => {
       const read = (index: number, letter: string): Message[] => [toolCall(`c${index}`, 'read_file', { path: `f${index}.ts` }), toolResult(`c${index}`, 'read_file', tokens(2_000, letter))];
       const inBand = [user(tokens(4_000, 'w')), assistant(tokens(4_000, 'v')), user('Read the files.'), ...read(0, 'p'), ...read(1, 'q'), ...read(2, 'r')];
       await wrapped.doGenerate({ prompt: inBand });
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await settle(() => scripted.summaryCalls().length === 1);
       expect(scripted.summaryCalls()).toHaveLength(1);
       // At the ceiling (18,1xx) with the summary still being written: the old outputs are cleared, which
       // brings the prompt under the ceiling; the step does not wait.
       const atTheCeiling = [...inBand, ...read(3, 's'), ...read(4, 't')];
       expect(estimatePrompt(atTheCeiling)).toBeGreaterThanOrEqual(17_000);
       const step = wrapped.doGenerate({ prompt: atTheCeiling });
-      const outcome = await Promise.race([step.then(() => 'sent'), new Promise((resolve) => setTimeout(() => resolve('waiting'), 500))]);
+      let outcome = 'waiting';
+      void step.then(() => (outcome = 'sent'));
+      // The summary is never opened before the step is sent: a step that waited for it would never be.
+      await settle(() => outcome === 'sent');
       expect(outcome).toBe('sent');
       expect(records).toEqual([expect.objectContaining({ kind: 'clear' })]);
       const sent = scripted.stepCalls()[1]!.prompt;
@@ -961,7 +977,8 @@ describe('prepare', () => {
       await settled();
       expect(background).toHaveLength(1);
       await wrapped.doGenerate({ prompt: atCeiling() });
-      expect(scripted.summaryCalls()).toHaveLength(1);
+      // Beside it a catch-up (an update of the checkpoint it sent) may have begun: none from scratch.
+      expect(fromScratch(scripted.summaryCalls())).toHaveLength(1);
       expect(records).toEqual([expect.objectContaining({ kind: 'summary', prepared: true, messagesCovered: 14 })]);
     });
   });
@@ -981,7 +998,8 @@ describe('prepare', () => {
       await wrapped.doGenerate({ prompt: under() });
       expect(next.stepCalls()[0]!.prompt).toEqual(under());
       await wrapped.doGenerate({ prompt: atCeiling() });
-      expect(next.summaryCalls()).toHaveLength(0);
+      // Beside it a catch-up (an update of the checkpoint it sent) may have begun: none from scratch.
+      expect(fromScratch(next.summaryCalls())).toHaveLength(0);
       expect(restored.last()).toMatchObject({ messagesCovered: 14, prepared: true });
       expect(next.stepCalls()[1]!.prompt).toEqual([checkpointOf(restored.last()!), ...atCeiling().slice(14)]);
     });
@@ -1010,7 +1028,7 @@ describe('prepare', () => {
       await wrapped.doGenerate({ prompt: band() });
       let sent = false;
       const step = wrapped.doGenerate({ prompt: atCeiling() }).then(() => (sent = true));
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      await settle(() => scripted.summaryCalls().length === 1);
       expect(sent).toBe(false);
       summary.open();
       await step;

@@ -7,6 +7,7 @@ import { ceiling } from '../../../src/sizing/ceiling';
 import type { CallOptions, Message } from '../../../src/prompt/types';
 import { MockLanguageModel, SUMMARY, convertArrayToReadableStream, convertReadableStreamToArray, isSummaryPrompt, textResult } from '../../support/models';
 import { assistant, chat, recordingLogger, textEstimate as estimate, user, wrap } from '../../support/harness';
+import { settle } from '../../support/manual-clock';
 
 // Overflow recovery rules (docs/design.md, "Overflow recovery", "No progress"; docs/stores.md)
 // with exact numbers worked out from them:
@@ -51,6 +52,11 @@ function model(reject: (stepIndex: number, params: CallOptions) => unknown) {
   });
   return { mock, calls };
 }
+
+/** A moment for what is pending to run: `count` turns of the event loop, no time. */
+const turns = async (count = 20) => {
+  for (let turn = 0; turn < count; turn++) await new Promise((resolve) => setTimeout(resolve, 0));
+};
 
 describe('overflow recovery rules', () => {
   describe('wrapGenerate', () => {
@@ -231,10 +237,12 @@ describe('overflow recovery rules', () => {
         () => 'resolved',
         (error: unknown) => error,
       );
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await turns();
       controller.abort();
-      // The second step ends while the summary request it joined is still open.
-      const outcome = await Promise.race([second, new Promise((resolve) => setTimeout(() => resolve('still waiting'), 1_000))]);
+      // The second step ends while the summary request it joined is still open (it is released below, never before).
+      let outcome: unknown;
+      void second.then((value) => (outcome = value));
+      await settle(() => outcome !== undefined);
       expect((outcome as Error).name).toBe('AbortError');
       release();
       // The step that compacted shows it (hooks/part.ts) before its reply.
@@ -278,8 +286,8 @@ describe('overflow recovery rules', () => {
       );
       await summaryStarted;
       const second = wrapped.doGenerate({ prompt: [...conversation] });
-      // Give the second step time to reach the compaction in flight: it joins it rather than summarize again.
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      // Let the second step reach the compaction in flight (turns of the event loop, no time): it joins it rather than summarize again.
+      await turns(50);
       expect(summaries).toHaveLength(1);
 
       controller.abort();

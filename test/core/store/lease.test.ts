@@ -35,9 +35,14 @@ function instance(store: CompactionStore, clock: Clock) {
   return { guard, threads, checkpoints, leases: new Leases(guard, threads, checkpoints, clock) };
 }
 
+/** The memory store without `setIfAbsent`, as a host's own store may be. */
+function withoutSetIfAbsent(): CompactionStore {
+  const { setIfAbsent: _setIfAbsent, ...rest } = memoryStore();
+  return rest;
+}
+
 /** Two instances sharing one store and one simulated clock. */
-function twoInstances() {
-  const store = memoryStore();
+function twoInstances(store: CompactionStore = memoryStore()) {
   const { clock, slept } = simulatedClock(1_000_000);
   return { clock, slept, a: instance(store, clock), b: instance(store, clock) };
 }
@@ -99,5 +104,39 @@ describe('Leases', () => {
     expect(a.guard.down).toBe(true);
     expect(await a.leases.take(thread, ref, 10_000, a.guard.budget())).toBeUndefined();
     expect((await a.threads.read(thread, a.guard.budget())).leases).toBeUndefined();
+  });
+});
+
+describe.each([
+  ['with setIfAbsent (atomic)', () => memoryStore()],
+  ['without setIfAbsent (a read, a write and a read back)', withoutSetIfAbsent],
+])('the lease under its own key, %s', (_name, makeStore) => {
+  it('should give the lease to one of two instances that ask at the same moment, and hand it to the other', async () => {
+    const { a, b } = twoInstances(makeStore());
+    const [fromA, fromB] = await Promise.all([a.leases.take(thread, ref, 10_000, a.guard.budget()), b.leases.take(thread, ref, 10_000, b.guard.budget())]);
+    const winner = fromA === undefined ? a : b;
+    expect([fromA, fromB].filter((lease) => lease === undefined)).toHaveLength(1);
+    expect(fromA ?? fromB).toEqual({ ...ref, owner: winner.leases.owner, until: 1_010_000 });
+    expect((await a.threads.read(thread, a.guard.budget())).leases).toEqual([{ ...ref, owner: winner.leases.owner, until: 1_010_000 }]);
+  });
+
+  it("should stop a wait once the lease's key is gone, though the thread still lists it", async () => {
+    const store = makeStore();
+    const { slept, a, b } = twoInstances(store);
+    const held = await heldBy(a, b, ref);
+    await store.delete(`lease:${ref.digest}`);
+    expect((await b.threads.read(thread, b.guard.budget())).leases).toHaveLength(1);
+    expect(await b.leases.awaitLeased(thread, held, 1_003_000, b.guard.budget())).toBeUndefined();
+    expect(slept).toEqual([200]);
+  });
+
+  it('should free the key when the lease is released, for another instance to take', async () => {
+    const store = makeStore();
+    const { a, b } = twoInstances(store);
+    await a.leases.take(thread, ref, 10_000, a.guard.budget());
+    expect(await store.get(`lease:${ref.digest}`)).toBe(JSON.stringify({ ...ref, owner: a.leases.owner, until: 1_010_000 }));
+    await a.leases.release(thread, ref, a.guard.budget());
+    expect(await store.get(`lease:${ref.digest}`)).toBeUndefined();
+    expect(await b.leases.take(thread, ref, 10_000, b.guard.budget())).toBeUndefined();
   });
 });

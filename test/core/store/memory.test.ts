@@ -245,6 +245,23 @@ describe('memoryStore', () => {
       expect(await store.get('k')).toBeUndefined();
     });
 
+    it('should set a value only when none is there (setIfAbsent), for exactly ttlMs', async () => {
+      vi.useFakeTimers();
+      const store = memoryStore();
+      expect(await store.setIfAbsent!('lease', 'a', { ttlMs: 1_000 })).toBe(true);
+      expect(await store.setIfAbsent!('lease', 'b', { ttlMs: 1_000 })).toBe(false);
+      expect(await store.get('lease')).toBe('a');
+      vi.advanceTimersByTime(1_000);
+      expect(await store.setIfAbsent!('lease', 'b', { ttlMs: 1_000 })).toBe(false);
+      vi.advanceTimersByTime(1);
+      expect(await store.get('lease')).toBeUndefined();
+      expect(await store.setIfAbsent!('lease', 'b', { ttlMs: 1_000 })).toBe(true);
+      expect(await store.get('lease')).toBe('b');
+      await store.delete('lease');
+      expect(await store.setIfAbsent!('lease', 'c', { ttlMs: 1_000 })).toBe(true);
+      await expect(store.setIfAbsent!('other', 'v', { ttlMs: 0 })).rejects.toThrow('ai-compaction: memoryStore ttlMs must be a positive number, got 0');
+    });
+
     it('should not count expired values in bytes()', async () => {
       vi.useFakeTimers();
       const store = memoryStore();
