@@ -26,7 +26,7 @@ export function stepStopped(failure: CompactionError, view: StepView, window: nu
   };
   const { promptTokens, systemTokens, ceiling, contextWindow } = sizes;
   const likely =
-    systemTokens * 2 >= ceiling
+    systemTokens >= ceiling
       ? `its system prompt and tool definitions alone take ${systemTokens} tokens, which no compaction makes smaller: shorten them, or check that contextWindow (${contextWindow}) is the model's real window`
       : failure.reason === 'nothing-to-compact'
         ? `the newest turn (kept whole) with the system prompt and tools (${systemTokens}) fills it: check that contextWindow (${contextWindow}) is the model's real window, or shorten the newest message`
