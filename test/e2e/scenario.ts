@@ -277,7 +277,7 @@ export function describeClientMatrix(options: MatrixOptions): void {
         const { server, middleware } = turn;
         const record = middleware.last()!;
         expect(record).toMatchObject({ reason: 'manual', messagesCovered: 4 });
-        expect(turn.shown).toEqual({ toolName: 'compaction', output: { trigger: 'manual', summary: record.summary, tokensBefore: record.tokensBefore, tokensAfter: record.tokensAfter } });
+        expect(turn.shown).toEqual({ toolName: 'compaction', output: { trigger: 'manual', reason: 'manual', rule: 'manual', summary: record.summary, tokensBefore: record.tokensBefore, tokensAfter: record.tokensAfter } });
         // The conversation sent back holds the call and its result...
         expect(turn.sentBack.flatMap((message) => (Array.isArray(message.content) ? message.content : [])).filter((part) => part.toolCallId === turn.toolCallId).map((part) => part.type)).toEqual(['tool-call', 'tool-result']);
         // ...and no request the provider received does: two steps and one summary request, all answered.
