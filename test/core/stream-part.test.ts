@@ -92,6 +92,16 @@ const occurrences = (value: unknown, text: string) => JSON.stringify(value).spli
 const ownParts = (prompt: readonly Message[]) =>
   prompt.flatMap((message) => (message.role === 'system' ? [] : message.content)).filter((part) => part.toolName === 'compaction');
 
+/** A first turn through generateText over the ceiling of a 20,000-token window: it compacts. */
+async function compactedTurn() {
+  const real = provider();
+  const middleware = compaction({ contextWindow: 20_000, prepare: false });
+  const model = wrapLanguageModel({ model: real.model as never, middleware });
+  const history = long();
+  const first = await generateText({ model, messages: history as never });
+  return { real, middleware, model, history, first, record: middleware.last()! };
+}
+
 const uiText = (id: string, role: 'user' | 'assistant', text: string): UIMessage => ({ id, role, parts: [{ type: 'text', text }] });
 
 describe('the compaction part', () => {
@@ -177,12 +187,7 @@ describe('the compaction part', () => {
 
   describe('through generateText and streamText, and back', () => {
     it("should be in generateText's content and steps, and dropped from response.messages sent back", async () => {
-      const real = provider();
-      const middleware = compaction({ contextWindow: 20_000, prepare: false });
-      const model = wrapLanguageModel({ model: real.model as never, middleware });
-      const history = long();
-      const first = await generateText({ model, messages: history as never });
-      const record = middleware.last()!;
+      const { real, model, history, first, record } = await compactedTurn();
       const call = { type: 'tool-call', toolCallId: expect.stringMatching(ID), toolName: 'compaction', input: {}, providerExecuted: true, dynamic: true, providerMetadata: { compaction: callMetadata(record) } };
       expect(first.content).toEqual([call, { type: 'tool-result', toolCallId: expect.stringMatching(ID), toolName: 'compaction', input: {}, output: output(record), providerExecuted: true, dynamic: true }, { type: 'text', text: 'ok' }]);
       // What a host saves holds the summary once.
@@ -253,12 +258,7 @@ describe('the compaction part', () => {
 
   describe("a checkpoint the caller's messages show no part of", () => {
     it('should show its part again on a regenerated reply, and on another instance, and not on a turn that holds it', async () => {
-      const real = provider();
-      const middleware = compaction({ contextWindow: 20_000, prepare: false });
-      const model = wrapLanguageModel({ model: real.model as never, middleware });
-      const history = long();
-      const first = await generateText({ model, messages: history as never });
-      const record = middleware.last()!;
+      const { real, middleware, model, history, first, record } = await compactedTurn();
       const [call, result] = first.content as { toolCallId: string; output?: unknown }[];
       // The reply is regenerated: the same messages, without it. The checkpoint is sent, not made again...
       const again = await generateText({ model, messages: history as never });
