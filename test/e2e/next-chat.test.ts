@@ -611,7 +611,7 @@ describe('examples/next-chat in Chromium', () => {
       const compaction = notices.get('reply')!;
       // the tool's output says what the page's notice says, the summary once (not again in the call's metadata)
       expect(output).toEqual({ trigger: compaction.reason, reason: compaction.reason, rule: compaction.rule, summary: compaction.summary, tokensBefore: compaction.tokensBefore, tokensAfter: compaction.tokensAfter });
-      expect(JSON.stringify(call.providerMetadata)).not.toContain('"summary"');
+      expect((call.providerMetadata as { compaction: object }).compaction).not.toHaveProperty('summary');
       return { text, compaction };
     };
     const [a, b, c] = await Promise.all([post(conversation('Alpha', 7)), post(conversation('Bravo', 9)), post(conversation('Charlie', 1))]);
