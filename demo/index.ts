@@ -87,7 +87,9 @@ const tools = {
 const limit = ceiling(WINDOW, undefined);
 console.log(`ai-compaction demo: ${steps} agent steps, ${WINDOW.toLocaleString('en-US')}-token window (ceiling ${limit.toLocaleString('en-US')}), model: ${describeModel()}`);
 console.log(
-  `Each line is a step's prompt as the provider counted it. Bar and % are of the ceiling (${limit.toLocaleString('en-US')} tokens), the compaction point: a step whose prompt would reach it is compacted before it goes out.\n`,
+  `Each line is a step's prompt as the provider counted it. Bar and % are of the ceiling (${limit.toLocaleString('en-US')} tokens), the compaction point.\n` +
+    "The middleware holds a step to it by its own measure (the provider's count of the step before, plus an estimate of what was added since): a step whose prompt would reach it by that measure is compacted before it goes out. " +
+    `When what was added is denser than estimated, the provider counts a step a little over the ceiling; the window (${WINDOW.toLocaleString('en-US')}) is the limit.\n`,
 );
 
 let failure: unknown;
@@ -112,6 +114,7 @@ try {
 const prompts = points.map((point) => point.promptTokens);
 const { summaryRequests, rejections, billed } = meter;
 const max = Math.max(0, ...prompts);
+const over = prompts.filter((tokens) => tokens >= limit);
 const mean = prompts.length === 0 ? 0 : Math.round(prompts.reduce((a, b) => a + b, 0) / prompts.length);
 
 const rows: Array<[string, string]> = [
@@ -121,6 +124,12 @@ const rows: Array<[string, string]> = [
   ['overflow rejections', String(rejections)],
   ['errors reaching the caller', failure === undefined ? '0' : '1'],
   ['max prompt', `${max.toLocaleString('en-US')} tokens (${Math.round((max / WINDOW) * 100)} % of the window, ${Math.round((max / limit) * 100)} % of the ceiling)`],
+  [
+    'counted over the ceiling',
+    over.length === 0
+      ? 'no step'
+      : `${over.length} step${over.length === 1 ? '' : 's'} (largest ${Math.round((Math.max(...over) / limit) * 100)} %; ${max <= WINDOW ? 'none over the window' : 'OVER THE WINDOW'})`,
+  ],
   ['mean prompt', `${mean.toLocaleString('en-US')} tokens (${Math.round((mean / limit) * 100)} % of the ceiling)`],
   ['input tokens billed', billed.toLocaleString('en-US')],
 ];

@@ -4,6 +4,8 @@ const name = 'AI_CompactionError';
 const marker = `vercel.ai.error.${name}`;
 const symbol = Symbol.for(marker);
 const PREFIX = 'ai-compaction: ';
+/** The AI SDK's marker of `NoOutputGeneratedError`: `streamText` rejects its results with an error part that bears it. */
+const NO_OUTPUT = Symbol.for('vercel.ai.error.AI_NoOutputGeneratedError');
 
 /** Why a compaction failed. */
 export type CompactionFailure =
@@ -16,19 +18,47 @@ export type CompactionFailure =
   | 'summarizer-failed'
   | 'timeout';
 
+/** The sizes of a step that cannot go out (tokens, by this package's estimate). */
+export interface StepSizes {
+  /** The prompt as it would go out. */
+  promptTokens: number;
+  /** Its system messages and tool definitions alone: what no compaction makes smaller. */
+  systemTokens: number;
+  /** Where compaction starts. */
+  ceiling: number;
+  /** The model's context window the middleware holds the step against. */
+  contextWindow: number;
+}
+
 /**
  * A compaction that failed. Nothing was stored and no checkpoint changed. Check with
  * `CompactionError.isInstance(error)`, which holds across copies of the package.
+ *
+ * One thrown to the caller stopped its step (it did not fit the window): it carries the step's
+ * sizes, and is also an AI SDK `NoOutputGeneratedError` (no output was generated), so `streamText`'s
+ * `text`, `steps` and `finishReason` reject with it, not with a bare "No output generated".
  */
 export class CompactionError extends AISDKError {
   private readonly [symbol] = true;
 
   /** What went wrong. */
   readonly reason: CompactionFailure;
+  /** The prompt's size, by estimate, when the error stopped a step. */
+  readonly promptTokens?: number;
+  /** Its system messages and tool definitions alone, when the error stopped a step. */
+  readonly systemTokens?: number;
+  /** The ceiling, when the error stopped a step. */
+  readonly ceiling?: number;
+  /** The window, when the error stopped a step. */
+  readonly contextWindow?: number;
 
-  constructor({ reason, message, cause }: { reason: CompactionFailure; message: string; cause?: unknown }) {
+  constructor({ reason, message, cause, sizes }: { reason: CompactionFailure; message: string; cause?: unknown; sizes?: StepSizes }) {
     super({ name, message: `${PREFIX}${message}`, cause });
     this.reason = reason;
+    if (sizes !== undefined) {
+      Object.assign(this, sizes);
+      (this as unknown as Record<symbol, boolean>)[NO_OUTPUT] = true;
+    }
   }
 
   static override isInstance(error: unknown): error is CompactionError {

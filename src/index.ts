@@ -17,6 +17,8 @@ export type {
   ModelPricing,
   WindowSource,
 } from './types';
+/** A saved history without the `compaction` parts, for a call without the middleware (model or UI messages). */
+export { withoutCompaction } from './prompt/own-parts';
 /** Whether a call is this package's summary request; a middleware after this one should pass it on unchanged. */
 export { isSummaryRequest } from './checkpoint/summarize';
 /** A compaction that failed; nothing was stored. */

@@ -1,3 +1,5 @@
+import { isOwnUIPart } from './prompt/own-parts';
+import type { StoredCheckpoint } from './store/format';
 import type { CompactionMetadata, CompactionRecord, CompactionRule, CompactionUsage } from './types';
 
 /** The rules a compaction's metadata may name (types.ts, `CompactionRule`). */
@@ -5,9 +7,18 @@ const RULES: ReadonlySet<string> = new Set<CompactionRule>(['ceiling', 'prepared
 
 /**
  * The compaction a step made, read from its `providerMetadata` (a `generateText` step, or the
- * `finish-step` part of `streamText`); `undefined` when that step did not compact.
+ * `finish-step` part of `streamText`), or the compaction a `useChat` message's `compaction` part
+ * shows (its call's metadata, and the summary of its output); `undefined` when there is none.
  */
-export function compactionOf(providerMetadata: unknown): CompactionMetadata | undefined {
+export function compactionOf(source: unknown): CompactionMetadata | undefined {
+  if (!isOwnUIPart(source as { type?: unknown })) return fromMetadata(source);
+  const { callProviderMetadata, output } = source as { callProviderMetadata?: unknown; output?: { summary?: unknown } };
+  const found = fromMetadata(callProviderMetadata);
+  const summary = output?.summary;
+  return found === undefined || typeof summary !== 'string' ? found : { ...found, summary };
+}
+
+function fromMetadata(providerMetadata: unknown): CompactionMetadata | undefined {
   const value = (providerMetadata as { compaction?: unknown } | undefined)?.compaction;
   if (typeof value !== 'object' || value === null) return undefined;
   const { reason, rule, kind, messagesCovered, tokensBefore, tokensAfter, summary, usage, prepared } = value as Record<string, unknown>;
@@ -16,7 +27,24 @@ export function compactionOf(providerMetadata: unknown): CompactionMetadata | un
   // Metadata kept from an older version of this package (a stored chat) has no kind: it summarized.
   const known = kind === 'clear' || kind === 'native' ? kind : 'summary';
   const cost = usageOf(usage);
-  return { reason, ...(typeof rule === 'string' && RULES.has(rule) ? { rule: rule as CompactionRule } : {}), kind: known, messagesCovered, tokensBefore, tokensAfter, summary: typeof summary === 'string' ? summary : '', ...(cost === undefined ? {} : { usage: cost }), ...(prepared === true ? { prepared } : {}) };
+  return { reason, ...(isRule(rule) ? { rule } : {}), kind: known, messagesCovered, tokensBefore, tokensAfter, summary: typeof summary === 'string' ? summary : '', ...(cost === undefined ? {} : { usage: cost }), ...(prepared === true ? { prepared } : {}) };
+}
+
+/**
+ * A checkpoint a step sends without having made it, as its part shows it (hooks/part.ts): what it
+ * is, what it covers, its sizes when it was made, and the rule that decided it (stored with it;
+ * for one stored by an older version, the rule its reason and kind tell: a prepared one is the
+ * one whose background cost it keeps). No usage: this step paid nothing for it.
+ */
+export function checkpointMetadata(checkpoint: StoredCheckpoint): CompactionMetadata {
+  const { reason, tokensBefore, tokensAfter } = checkpoint;
+  const kind = checkpoint.clear !== undefined ? 'clear' : checkpoint.native !== undefined ? 'native' : 'summary';
+  const rule: CompactionRule = isRule(checkpoint.rule) ? checkpoint.rule : kind === 'clear' ? 'clear' : reason !== 'auto' ? reason : checkpoint.usage !== undefined ? 'prepared' : 'ceiling';
+  return { reason, rule, kind, messagesCovered: checkpoint.length, tokensBefore, tokensAfter, summary: kind === 'summary' ? checkpoint.summary : '' };
+}
+
+function isRule(value: unknown): value is CompactionRule {
+  return typeof value === 'string' && RULES.has(value);
 }
 
 /**

@@ -43,6 +43,8 @@ export interface StepView {
   sizeKnown: boolean;
   /** The step's pace as it went out (docs/design.md, "The policy"), kept with its count for the next step. */
   pace?: PaceRecord;
+  /** The call ids of the `compaction` parts the caller's messages hold (hooks/part.ts). */
+  heldParts?: ReadonlySet<string>;
   /** The compaction this step made, reported in its result's `providerMetadata.compaction`. */
   compaction?: CompactionRecord;
   /** What this step may still wait for the store, over all its calls (docs/stores.md). */

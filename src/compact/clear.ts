@@ -115,7 +115,7 @@ async function store(engine: Engine, view: StepView, made: StoredCheckpoint, rul
   // A compaction like any other in a trace (docs/observability.md), with no model call under it.
   const span = startCompactionSpan({ reason: made.reason, prepared: false, tokensBefore: made.tokensBefore });
   const next = withCheckpoint(view, made);
-  const checkpoint: StoredCheckpoint = { ...made, tokensAfter: next.size.estimated };
+  const checkpoint: StoredCheckpoint = { ...made, rule, tokensAfter: next.size.estimated };
   if (view.threadDigest !== undefined) {
     const saved = await engine.keeper.saveCheckpoint(view.threadDigest, checkpoint, view.budget);
     if (!saved) engine.warn('ai-compaction: the cleared tool results could not be stored; this step uses them, later steps may compact again');

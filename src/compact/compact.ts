@@ -312,6 +312,8 @@ async function makeBy(engine: Engine, { view: asked, reason, model, window, targ
     summary,
     record: recordText,
     reason,
+    // A prepared one's rule is that of the step that first sends it (send-prepared.ts).
+    ...(prepare ? {} : { rule: rule ?? ruleOf(reason) }),
     tokensBefore,
     tokensAfter: 0,
     createdAt: engine.clock.now(),

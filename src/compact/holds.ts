@@ -1,5 +1,5 @@
 import { type Engine, ownState } from '../engine';
-import { type CompactionError, failureDetail } from '../errors';
+import { CompactionError, failureDetail } from '../errors';
 import { liveStart } from '../prompt/conversation';
 import { estimatePrompt, windowEstimator } from '../sizing/estimate';
 import type { Hold } from '../store/format';
@@ -10,6 +10,29 @@ import { type StepView, coveredUpTo, outgoingPrompt, totalSize } from '../view';
 export function fitsWindow(view: StepView, window: number): boolean {
   // Before the model has a count, its text as dense as code (docs/design.md, "The size of a prompt").
   return estimatePrompt(outgoingPrompt(view), view.params.tools, windowEstimator(view.estimator)) <= window;
+}
+
+/**
+ * The error a step that cannot go out is stopped with (docs/design.md, "Failure"): the failure,
+ * with the step's sizes and what most likely fills the window, in its message and its fields.
+ */
+export function stepStopped(failure: CompactionError, view: StepView, window: number, limit: number | undefined): CompactionError {
+  const estimator = windowEstimator(view.estimator);
+  const sizes = {
+    promptTokens: estimatePrompt(outgoingPrompt(view), view.params.tools, estimator),
+    systemTokens: estimatePrompt(view.system, view.params.tools, estimator),
+    ceiling: limit ?? window,
+    contextWindow: window,
+  };
+  const { promptTokens, systemTokens, ceiling, contextWindow } = sizes;
+  const likely =
+    systemTokens >= ceiling
+      ? `its system prompt and tool definitions alone take ${systemTokens} tokens, which no compaction makes smaller: shorten them, or check that contextWindow (${contextWindow}) is the model's real window`
+      : failure.reason === 'nothing-to-compact'
+        ? `the newest turn (kept whole) with the system prompt and tools (${systemTokens}) fills it: check that contextWindow (${contextWindow}) is the model's real window, or shorten the newest message`
+        : `the compaction that would have made room failed: it is tried again on the next step`;
+  const message = `${failureDetail(failure)}; the step cannot go out: its prompt takes about ${promptTokens} tokens, over the window of ${contextWindow} (compaction starts at ${ceiling}); ${likely}`;
+  return new CompactionError({ reason: failure.reason, message, cause: failure.cause, sizes });
 }
 
 /** The growth that ends a hold: a tenth of the ceiling, doubled for each failure in a row after the first (docs/design.md, "No progress"). */

@@ -9,7 +9,7 @@ import { clearFirst } from './clear';
 import { compact } from './compact';
 import { sendPrepared } from './send-prepared';
 import { type Found, gatherFacts } from './facts';
-import { fitsWindow, holdAfterFailure, holdNothingOlder } from './holds';
+import { fitsWindow, holdAfterFailure, holdNothingOlder, stepStopped } from './holds';
 import { type Arrival, paceOf, paceRecord } from './pace';
 import { type Decision, type StepAction, type WaitOutcome, decideStep } from './policy';
 import { adoptCatchUp, firstReadable, startPreparing } from './prepare';
@@ -76,7 +76,7 @@ async function carryOut(engine: Engine, view: StepView, model: Model, action: Ex
       const failure = new CompactionError({ reason: waited ? 'timeout' : 'summarizer-failed', message: 'the summary being written for this conversation failed or did not come by its deadline' });
       const thrown = window !== undefined && !fitsWindow(view, window) ? { window } : undefined;
       if (limit !== undefined) await holdAfterFailure(engine, view, limit, failure, thrown, failure);
-      if (thrown !== undefined) throw failure;
+      if (thrown !== undefined) throw stepStopped(failure, view, thrown.window, limit);
       return view;
     }
   }
@@ -138,7 +138,7 @@ async function compactNow(
     } else {
       engine.warn(`ai-compaction: compaction failed (${failure.reason}): ${failureDetail(failure)}`);
     }
-    if (thrown !== undefined) throw failure;
+    if (thrown !== undefined) throw stepStopped(failure, view, thrown.window, limit);
     return view;
   }
 }

@@ -2,7 +2,7 @@ import { recover, recoverable } from '../compact/recover';
 import type { Engine } from '../engine';
 import type { GenerateResult, Model } from '../prompt/types';
 import { type StepView, paramsFor } from '../view';
-import { withCompaction } from './part';
+import { shownBy, withCompaction } from './part';
 import { learnFromUsage } from './usage';
 
 /**
@@ -23,9 +23,9 @@ export async function generateWithRecovery(
     const next = await recover(engine, step, error, model);
     const retried = await model.doGenerate(paramsFor(next));
     await learnFromUsage(engine, next, retried.usage);
-    return withCompaction(retried, next.compaction, engine.settings.streamPart);
+    return withCompaction(retried, next, shownBy(next, engine.settings.streamPart));
   }
   if (step === undefined) return result;
   await learnFromUsage(engine, step, result.usage);
-  return withCompaction(result, step.compaction, engine.settings.streamPart);
+  return withCompaction(result, step, shownBy(step, engine.settings.streamPart));
 }

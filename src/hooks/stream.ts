@@ -5,7 +5,7 @@ import { withCompactionMetadata } from '../metadata';
 import { overflowFromStreamPart } from '../overflow/recognize';
 import type { Model, StreamPart, StreamResult, Usage } from '../prompt/types';
 import { type StepView, paramsFor } from '../view';
-import { streamPartsInserter } from './part';
+import { type ShownCompaction, shownBy, streamPartsInserter } from './part';
 import { learnFromUsage } from './usage';
 
 /** Parts a stream may send before its first content part; held while a retry can still follow. */
@@ -31,7 +31,7 @@ export async function streamWithRecovery(
     if (recovered || !recoverable(step, error)) throw error;
     return retry(engine, await recover(engine, step, error, model), model);
   }
-  if (step === undefined || recovered) return { ...result, stream: observe(engine, result.stream, step) };
+  if (step === undefined || recovered) return { ...result, stream: observe(engine, result.stream, step, shownBy(step, engine.settings.streamPart)) };
   const reader = result.stream.getReader();
   const held: StreamPart[] = [];
   for (;;) {
@@ -48,7 +48,7 @@ export async function streamWithRecovery(
     held.push(value);
     break;
   }
-  return { ...result, stream: observe(engine, replay(held, reader), step) };
+  return { ...result, stream: observe(engine, replay(held, reader), step, shownBy(step, engine.settings.streamPart)) };
 }
 
 function retry(engine: Engine, next: StepView, model: Model): Promise<StreamResult> {
@@ -59,10 +59,10 @@ function retry(engine: Engine, next: StepView, model: Model): Promise<StreamResu
  * Passes every part through at once. The compaction the step made is shown after `stream-start`
  * (`streamPart`, hooks/part.ts) and in the `finish` part's metadata, whose usage is learned from at the end.
  */
-function observe(engine: Engine, stream: ReadableStream<StreamPart>, step: StepView | undefined): ReadableStream<StreamPart> {
+function observe(engine: Engine, stream: ReadableStream<StreamPart>, step: StepView | undefined, shown: ShownCompaction | undefined): ReadableStream<StreamPart> {
   if (step === undefined) return stream;
   let usage: Usage | undefined;
-  const withParts = streamPartsInserter(step.compaction, engine.settings.streamPart);
+  const withParts = streamPartsInserter(shown);
   return stream.pipeThrough(
     new TransformStream<StreamPart, StreamPart>({
       transform(received, controller) {

@@ -1,7 +1,7 @@
 import { isSummaryRequest } from '../checkpoint/summarize';
 import { runStep } from '../compact/step';
 import { type Engine, modelKey, whenReady } from '../engine';
-import { withoutOwnParts } from '../prompt/own-parts';
+import { ownPartIds, withoutOwnParts } from '../prompt/own-parts';
 import type { CallOptions, Model } from '../prompt/types';
 import { paramsFor, resolveView, totalSize } from '../view';
 import type { StepView } from '../view';
@@ -32,6 +32,7 @@ export async function transformStep(engine: Engine, params: CallOptions, model: 
   const view = await resolveView(engine.keeper, clean, call.scope ?? '', key, engine.sizing.estimator(key, budget), budget);
   const arrival = { at, length: view.conversation.length, size: totalSize(view), counted: view.size.counted > 0, sinceCount: view.size.estimated, checkpoint: view.checkpoint?.digest };
   const { step } = await runStep(engine, view, model, manual() || call.compact === true, arrival);
+  step.heldParts = ownPartIds(params.prompt);
   // The caller's own params when nothing changed.
   return { params: step.sent === view.conversation && view.params === params ? params : paramsFor(step), step };
 }

@@ -26,19 +26,64 @@ export function isOwnPart(part: Part): boolean {
  * A message left empty is dropped. The same params when there is none.
  */
 export function withoutOwnParts(params: CallOptions): CallOptions {
-  if (!params.prompt.some(holdsOwnPart)) return params;
-  const prompt: Message[] = [];
-  for (const message of params.prompt) {
-    if (!holdsOwnPart(message)) {
-      prompt.push(message);
-      continue;
-    }
-    const content = (message.content as Part[]).filter((part) => !isOwnPart(part));
-    if (content.length > 0) prompt.push({ ...message, content } as Message);
-  }
-  return { ...params, prompt };
+  const prompt = withoutCompaction(params.prompt);
+  return prompt === params.prompt ? params : { ...params, prompt };
 }
 
-function holdsOwnPart(message: Message): boolean {
-  return message.role !== 'system' && Array.isArray(message.content) && message.content.some(isOwnPart);
+/**
+ * A saved history without the `compaction` parts: send that to a call without the middleware.
+ *
+ * Model messages (`response.messages`) and `useChat`'s UI messages alike (docs/design.md, "Compaction
+ * in the stream"): a provider's client turns a part of this package's own into something the
+ * provider refuses (the OpenAI Responses client sends it as a reference to a stored item the
+ * provider never made). A message left with nothing is dropped; the same array when there is none.
+ */
+export function withoutCompaction<M extends object>(messages: readonly M[]): M[] {
+  if (!messages.some(holdsOwnPart)) return messages as M[];
+  const kept: M[] = [];
+  for (const message of messages) {
+    if (!holdsOwnPart(message)) {
+      kept.push(message);
+      continue;
+    }
+    const { parts, content } = message as { parts?: UIPart[]; content?: Part[] };
+    if (parts !== undefined) {
+      const left = parts.filter((part) => !isOwnUIPart(part));
+      if (left.some((part) => part.type !== 'step-start')) kept.push({ ...message, parts: left });
+    } else {
+      const left = content!.filter((part) => !isOwnPart(part));
+      if (left.length > 0) kept.push({ ...message, content: left });
+    }
+  }
+  return kept;
+}
+
+/** A part of a `useChat` message, as far as it is read here. */
+export interface UIPart {
+  type?: unknown;
+  toolName?: unknown;
+  toolCallId?: unknown;
+}
+
+/** The `compaction` part as `useChat` holds it: a `dynamic-tool` part. */
+export function isOwnUIPart(part: UIPart | null | undefined): boolean {
+  return typeof part === 'object' && part !== null && part.type === 'dynamic-tool' && part.toolName === COMPACTION_TOOL_NAME && typeof part.toolCallId === 'string' && part.toolCallId.startsWith(COMPACTION_CALL_ID_PREFIX);
+}
+
+/** Whether a message (model or UI, not a system message) holds a part of this package's own. */
+/** The call ids of this package's own parts in a prompt (hooks/part.ts: a checkpoint whose part it holds is not shown again). */
+export function ownPartIds(prompt: readonly Message[]): Set<string> {
+  const ids = new Set<string>();
+  for (const message of prompt) {
+    if (message.role === 'system' || !Array.isArray(message.content)) continue;
+    for (const part of message.content as Part[]) if (isOwnPart(part)) ids.add(part.toolCallId as string);
+  }
+  return ids;
+}
+
+function holdsOwnPart(message: object): boolean {
+  const { role, parts, content } = message as { role?: unknown; parts?: unknown; content?: unknown };
+  if (role === 'system') return false;
+  if (Array.isArray(parts)) return (parts as UIPart[]).some(isOwnUIPart);
+  return Array.isArray(content) && (content as Part[]).some(isOwnPart);
 }

@@ -53,6 +53,8 @@ export const checkpointSchema = z
     summary: z.string(),
     record: z.string(),
     reason: z.enum(['auto', 'overflow', 'manual']),
+    /** The rule of the policy that decided it, once a step sent it (docs/design.md, "The policy"); absent when an older version wrote it. */
+    rule: z.string().max(64).optional(),
     tokensBefore: count,
     tokensAfter: count,
     createdAt: z.number().nonnegative(),

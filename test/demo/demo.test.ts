@@ -41,6 +41,19 @@ describe('npm run demo', () => {
     expect(percent).toBeGreaterThan(75);
   });
 
+  it('should say that the ceiling holds by the middleware\'s measure, and count the steps the provider counted over it', () => {
+    expect(output).toContain("The middleware holds a step to it by its own measure (the provider's count of the step before, plus an estimate of what was added since)");
+    expect(output).toContain('When what was added is denser than estimated, the provider counts a step a little over the ceiling; the window (32,000) is the limit.');
+    const counted = output.split('\n').filter((line) => line.startsWith('step ')).map((line) => Number(line.match(/prompt +([\d,]+) tokens/)![1]!.replaceAll(',', '')));
+    const over = counted.filter((tokens) => tokens >= 16_000);
+    const row = output.split('\n').find((line) => line.startsWith('counted over the ceiling'))!;
+    expect(row).toBe(
+      over.length === 0
+        ? 'counted over the ceiling    no step'
+        : `counted over the ceiling    ${over.length} step${over.length === 1 ? '' : 's'} (largest ${Math.round((Math.max(...over) / 16_000) * 100)} %; none over the window)`,
+    );
+  });
+
   it('should say how the sparkline is scaled', () => {
     expect(output).toMatch(/\n[▁▂▃▄▅▆▇█]{25} {3}\(prompt per step, 1 char = 1 step; full height = the ceiling, 16,000\)\n/);
   });

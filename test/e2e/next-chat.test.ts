@@ -518,6 +518,62 @@ describe('examples/next-chat in Chromium', () => {
     });
   });
 
+  it('keeps the notice and the divider when the reply that compacted is regenerated: the model still reads the checkpoint', async () => {
+    // A saved conversation past the ceiling: regenerating its last reply compacts (the notice
+    // appears on it); regenerating that reply again sends the same checkpoint, so the page shows it
+    // again rather than losing it while the model still reads it.
+    const pastes = chatSession({ seed: 'regenerate', turns: 200, pasteChars: [3_000, 6_000] }).filter((turn) => turn.kind === 'paste');
+    const text = (value: string) => ({ type: 'text', text: value });
+    const messages = [];
+    for (let i = 1; i <= 7; i++) {
+      messages.push({ id: `u${i}`, role: 'user', parts: [text(`My code for Delta is Delta-${i}.\n\n${pastes[i]!.text}`)] });
+      messages.push({ id: `a${i}`, role: 'assistant', parts: [{ type: 'step-start' }, { ...text(`Noted (Delta ${i}).`), state: 'done' }] });
+    }
+    messages.push({ id: 'u-last', role: 'user', parts: [text('What is my code for Delta?')] });
+    messages.push({ id: 'a-last', role: 'assistant', parts: [{ type: 'step-start' }, { ...text('(to be made again)'), state: 'done' }] });
+    const saved = { version: 1, current: 'regenerate', conversations: [{ id: 'regenerate', title: 'regenerate', updatedAt: Date.now(), messages }] };
+    const summaries = () => server.requests.filter((request) => request.isSummaryRequest).length;
+    const shown = async (page: Page) => ({
+      notices: await page.getByTestId('compaction-notice').count(),
+      dividers: await page.locator('[data-testid="compaction-divider"]').evaluateAll((all) => all.map((divider) => [divider.getAttribute('data-covered'), divider.getAttribute('data-current')])),
+      // the notice is on the last reply, above its text
+      onLast: await replies(page).last().locator('xpath=ancestor::li[1]').getByTestId('compaction-notice').count(),
+      reply: (await assistantTexts(page)).at(-1),
+    });
+    const regenerate = async (page: Page) => {
+      const before = server.requests.length;
+      await page.getByTestId('regenerate').click();
+      await expect.poll(() => server.requests.length > before, { timeout: REPLY_TIMEOUT }).toBe(true);
+      await ready(page);
+    };
+    await onPage('regenerate-notice', '/', async (page) => {
+      await page.evaluate((value) => localStorage.setItem('next-chat:/api/chat', value), JSON.stringify(saved));
+      await page.reload();
+      await ready(page);
+      expect(await page.getByTestId('compaction-notice').count()).toBe(0);
+      const before = summaries();
+      await regenerate(page);
+      await expect.poll(() => page.getByTestId('compaction-notice').count()).toBe(1);
+      expect(summaries(), 'the first regenerate compacted').toBeGreaterThan(before);
+      const first = await shown(page);
+      expect(first).toEqual({ notices: 1, dividers: [['14', 'true']], onLast: 1, reply: 'The code for Delta you gave me is Delta-7.' });
+      const noticeText = await page.getByTestId('compaction-notice').locator('span').first().innerText();
+      const made = summaries();
+      await regenerate(page);
+      // the same checkpoint sent again, no summary written: the notice and the divider stay
+      await expect.poll(() => page.getByTestId('compaction-notice').count()).toBe(1);
+      expect(await shown(page)).toEqual(first);
+      expect(await page.getByTestId('compaction-notice').locator('span').first().innerText()).toBe(noticeText);
+      expect(summaries(), 'no summary written for the regenerated reply').toBe(made);
+      const prompt = userTexts(lastStep().body);
+      expect(prompt.some((value) => value.startsWith('My code for Delta is Delta-1.')), 'the covered messages are not in the prompt').toBe(false);
+      // and a reload keeps it
+      await page.reload();
+      await ready(page);
+      expect(await shown(page)).toEqual(first);
+    });
+  }, 120_000);
+
   it('concurrent conversations each get their own compaction notice', async () => {
     // Two conversations of different lengths, both past the ceiling, and a short one, posted at the
     // same time to the one module-level middleware: each long one must carry its own compaction
@@ -553,8 +609,9 @@ describe('examples/next-chat in Chromium', () => {
       const part = { type: 'dynamic-tool', toolName: 'compaction', toolCallId: call.toolCallId, state: 'output-available', input: {}, output, callProviderMetadata: call.providerMetadata };
       const notices = await noticesOf([...(messages as ChatMessage[]), { id: 'reply', role: 'assistant', parts: [part] } as unknown as ChatMessage]);
       const compaction = notices.get('reply')!;
-      // the tool's output says what the page's notice says
-      expect(output).toEqual({ trigger: compaction.reason, summary: compaction.summary, tokensBefore: compaction.tokensBefore, tokensAfter: compaction.tokensAfter });
+      // the tool's output says what the page's notice says, the summary once (not again in the call's metadata)
+      expect(output).toEqual({ trigger: compaction.reason, reason: compaction.reason, rule: compaction.rule, summary: compaction.summary, tokensBefore: compaction.tokensBefore, tokensAfter: compaction.tokensAfter });
+      expect((call.providerMetadata as { compaction: object }).compaction).not.toHaveProperty('summary');
       return { text, compaction };
     };
     const [a, b, c] = await Promise.all([post(conversation('Alpha', 7)), post(conversation('Bravo', 9)), post(conversation('Charlie', 1))]);

@@ -10,7 +10,7 @@
 
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { compaction, type CompactionMiddleware, type CompactionReason } from '../../src';
+import { compaction, withoutCompaction, type CompactionMiddleware, type CompactionReason } from '../../src';
 import {
   assistantAgent,
   createProjectTools,
@@ -277,7 +277,7 @@ export function describeClientMatrix(options: MatrixOptions): void {
         const { server, middleware } = turn;
         const record = middleware.last()!;
         expect(record).toMatchObject({ reason: 'manual', messagesCovered: 4 });
-        expect(turn.shown).toEqual({ toolName: 'compaction', output: { trigger: 'manual', summary: record.summary, tokensBefore: record.tokensBefore, tokensAfter: record.tokensAfter } });
+        expect(turn.shown).toEqual({ toolName: 'compaction', output: { trigger: 'manual', reason: 'manual', rule: 'manual', summary: record.summary, tokensBefore: record.tokensBefore, tokensAfter: record.tokensAfter } });
         // The conversation sent back holds the call and its result...
         expect(turn.sentBack.flatMap((message) => (Array.isArray(message.content) ? message.content : [])).filter((part) => part.toolCallId === turn.toolCallId).map((part) => part.type)).toEqual(['tool-call', 'tool-result']);
         // ...and no request the provider received does: two steps and one summary request, all answered.
@@ -286,6 +286,39 @@ export function describeClientMatrix(options: MatrixOptions): void {
         expect(turn.secondReply).toBe('The order number you gave me is **A-4471**.');
         // The second turn found the checkpoint by the conversation's content: no second summary request.
         expect(server.requests.filter(isSummary)).toHaveLength(1);
+      });
+
+      it(`should keep a saved history portable: sent without the middleware to each client, as it is it fails where the client makes of the part something the provider refuses, through withoutCompaction never (${mode === 'generateText' ? 'response.messages' : 'useChat messages'})`, async () => {
+        const turn = await roundTrip({ ai, clients, major, api, mode, track });
+        const { server, savedUI } = turn;
+        // What a host keeps: model messages, or useChat's UI messages (converted for the call).
+        const asIs = async () => (savedUI === undefined ? turn.sentBack : await ai.convertToModelMessages(savedUI));
+        const portable = async () => (savedUI === undefined ? withoutCompaction(turn.sentBack) : await ai.convertToModelMessages(withoutCompaction(savedUI)));
+        const send = async (target: Api, messages: unknown[]) => {
+          const from = server.requests.length;
+          try {
+            const result = await ai.generateText({ model: clientModel(clients, server, target), messages, maxRetries: 0 });
+            return { text: result.text as string, warnings: (result.warnings ?? []).length, requests: server.requests.slice(from) };
+          } catch (error) {
+            return { error: (error as Error).message as string, requests: server.requests.slice(from) };
+          }
+        };
+        const outcomes: Record<string, unknown> = {};
+        for (const target of APIS) {
+          const sent = await send(target, await asIs());
+          outcomes[target] = 'error' in sent && sent.error !== undefined ? sent.error.replace(/ai-compaction-[0-9a-f]+/g, 'ai-compaction-…') : sent.warnings > 0 ? 'answered, with warnings' : 'answered';
+          const fixed = await send(target, await portable());
+          expect(fixed).toMatchObject({ text: 'The order number you gave me is **A-4471**.', warnings: 0 });
+          expect(fixed.requests.filter((request) => JSON.stringify(request.body).includes('ai-compaction-'))).toEqual([]);
+        }
+        expect(outcomes).toEqual({
+          // the Responses client sends the provider-executed call as a reference to a stored item
+          'openai-responses': "Item with id 'ai-compaction-…' not found. Items are not persisted when `store` is set to false. Try again with `store` set to true, or remove this item from your input.",
+          // the chat client sends the call as a tool call and drops its result: a call no tool message answers
+          'openai-chat': "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ai-compaction-…",
+          // the Anthropic client drops a provider-executed call of a tool it does not know, with a warning
+          anthropic: 'answered, with warnings',
+        });
       });
 
       it(
@@ -427,6 +460,7 @@ async function roundTrip(options: RoundTripOptions) {
   let shown: { toolName: string; output: unknown } | undefined;
   let toolCallId = '';
   let sentBack: ResponseMessage[];
+  let savedUI: object[] | undefined;
   if (options.mode === 'generateText') {
     const messages = await ai.convertToModelMessages(history);
     const first = await ai.generateText({ model, messages, maxRetries: 0 });
@@ -442,8 +476,9 @@ async function roundTrip(options: RoundTripOptions) {
     const part = reply!.parts.find((item) => item.type === 'dynamic-tool')!;
     shown = { toolName: part.toolName!, output: part.output };
     toolCallId = part.toolCallId!;
-    sentBack = await ai.convertToModelMessages([...history, { ...reply!, id: 'a3' }, question]);
+    savedUI = [...history, { ...reply!, id: 'a3' }, question];
+    sentBack = await ai.convertToModelMessages(savedUI);
   }
   const second = await ai.generateText({ model, messages: sentBack, maxRetries: 0 });
-  return { server, middleware, shown, toolCallId, sentBack: sentBack as { role: string; content: string | (ContentPart & { toolCallId?: string })[] }[], secondReply: second.text as string };
+  return { server, middleware, shown, toolCallId, savedUI, sentBack: sentBack as { role: string; content: string | (ContentPart & { toolCallId?: string })[] }[], secondReply: second.text as string };
 }

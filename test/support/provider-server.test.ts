@@ -343,12 +343,19 @@ describe('provider server', () => {
     expect(badRole.status).toBe(400);
     const unknownItem = await post('/v1/responses', JSON.stringify({ model: 'gpt-4o', input: [{ type: 'item_reference', id: 'msg_nope' }] }));
     expect(unknownItem.status).toBe(404);
+    // as the real API: a tool call no tool message answers is refused, its id named
+    const call = { id: 'call_1', type: 'function', function: { name: 'run', arguments: '{}' } };
+    const unanswered = await post('/v1/chat/completions', JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: null, tool_calls: [call] }, { role: 'user', content: 'and?' }] }));
+    expect(unanswered.status).toBe(400);
+    expect(await unanswered.json()).toMatchObject({
+      error: { type: 'invalid_request_error', param: 'messages.[1].role', message: "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: call_1" },
+    });
     const unknownPath = await post('/v1/embeddings', '{}');
     expect(unknownPath.status).toBe(404);
     // still serving, unknown fields ignored
     const ok = await post('/v1/chat/completions', JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'hi', extra: 1 }], whatever: true }));
     expect(ok.status).toBe(200);
-    expect(server.requests.map((r) => r.rejected)).toEqual([true, true, true, true, false]);
+    expect(server.requests.map((r) => r.rejected)).toEqual([true, true, true, true, true, false]);
   });
 
   it('should survive a client that disconnects mid-stream', async () => {

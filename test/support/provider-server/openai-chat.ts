@@ -33,6 +33,29 @@ function contentParts(content: unknown, where: string): Part[] {
   return parts;
 }
 
+/**
+ * As the real API: an assistant message with `tool_calls` must be followed by tool messages
+ * answering each of its call ids (an unanswered call is refused, the id named).
+ */
+function answeredCalls(messages: unknown[]): void {
+  messages.forEach((raw, i) => {
+    if (!isRecord(raw) || raw.role !== 'assistant' || !Array.isArray(raw.tool_calls) || raw.tool_calls.length === 0) return;
+    const answered = new Set<string>();
+    for (const next of messages.slice(i + 1)) {
+      if (!isRecord(next) || next.role !== 'tool') break;
+      if (typeof next.tool_call_id === 'string') answered.add(next.tool_call_id);
+    }
+    const missing = raw.tool_calls.filter(isRecord).map((call) => str(call.id)).filter((id) => !answered.has(id));
+    if (missing.length > 0) {
+      throw new RequestError(
+        400,
+        `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${missing.join(', ')}`,
+        `messages.[${i}].role`,
+      );
+    }
+  });
+}
+
 export function parseChatRequest(body: Record<string, unknown>): ParsedRequest {
   if (typeof body.model !== 'string' || body.model.length === 0) throw new RequestError(400, 'you must provide a model parameter', 'model');
   if (!Array.isArray(body.messages)) throw new RequestError(400, "Missing required parameter: 'messages'.", 'messages', 'missing_required_parameter');
@@ -73,6 +96,8 @@ export function parseChatRequest(body: Record<string, unknown>): ParsedRequest {
       }
     }
   });
+
+  answeredCalls(body.messages as unknown[]);
 
   const tools: ToolDefinition[] = [];
   if (Array.isArray(body.tools)) {
