@@ -48,6 +48,30 @@ describe('compaction', () => {
       expect(scripted.calls).toHaveLength(0);
     });
 
+    it('should refuse providerOptions.compaction that is not an object of its fields, naming the option and the value', async () => {
+      const cases: [unknown, string][] = [
+        ['tenant-1', 'ai-compaction: providerOptions.compaction must be an object of scope, compact and conversation, got "tenant-1"'],
+        [null, 'ai-compaction: providerOptions.compaction must be an object of scope, compact and conversation, got null'],
+        [['tenant-1'], 'ai-compaction: providerOptions.compaction must be an object of scope, compact and conversation, got an array'],
+        [{ scope: 'tenant-1', tenant: 'x' }, 'ai-compaction: providerOptions.compaction has an unknown field "tenant" (it takes scope, compact and conversation)'],
+        [{ conversation: 7 }, 'ai-compaction: providerOptions.compaction.conversation must be a string, got 7'],
+        [{ compact: 'yes' }, 'ai-compaction: providerOptions.compaction.compact must be true or false, got "yes"'],
+      ];
+      for (const [options, message] of cases) {
+        const scripted = scriptedModel();
+        const run = wrap(scripted.model, compaction()).doGenerate({ prompt: [user('hi')], providerOptions: { compaction: options } as never });
+        await expect(run).rejects.toThrow(TypeError);
+        await expect(run).rejects.toThrow(message);
+        expect(scripted.calls).toHaveLength(0);
+      }
+    });
+
+    it('should take a conversation name out of providerOptions.compaction before the provider sees it', async () => {
+      const scripted = scriptedModel();
+      await wrap(scripted.model, compaction()).doGenerate({ prompt: [user('hi')], providerOptions: { compaction: { scope: 't', conversation: 'chat-1' }, openai: { store: false } } });
+      expect(scripted.calls[0]!.providerOptions).toEqual({ openai: { store: false } });
+    });
+
     it('should not compact on its own with auto: false', async () => {
       const scripted = scriptedModel();
       const middleware = compaction({ contextWindow: 20_000, auto: false });
