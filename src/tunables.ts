@@ -40,6 +40,12 @@ export const SAMPLE_LIMIT = 8;
  * cached prompt reported as a few tokens, a one-word prompt that is all framing): not learned from.
  */
 export const PLAUSIBLE_SPREAD = 3;
+/**
+ * A provider count under the prompt's text at `CHARS_PER_TOKEN_BOUNDS.max` characters a token (the
+ * fewest tokens any text is taken to be) over this, a fifth, cannot be right (a proxy that reports
+ * only what it did not cache, a broken gateway): it is not the baseline, the estimate stays.
+ */
+export const IMPLAUSIBLE_COUNT_DIVISOR = 5;
 /** A model's sizing is read from the store again after this long: another instance may have learned since. */
 export const REFRESH_MS = 30_000;
 /** Models an instance keeps the sizing of, least recently used out. */
@@ -211,8 +217,6 @@ export const UNOPENED_WARNING_INTERVAL_MS = 60_000;
  * learned of each model, far less.
  */
 export const STATE_LIMITS = { entries: 1_000, characters: 16 * 2 ** 20 } as const;
-/** The longest text a sealed value opens to, in characters: as long as the longest state (a sealed value longer is not decoded). */
-export const MAX_SEALED_TEXT = STATE_LIMITS.characters;
 
 // ---- Overflow: reading a provider's error (docs/design.md, "Overflow recovery") ----
 

@@ -3,7 +3,7 @@ import { sha256Hex } from '../prompt/hash';
 import type { Keeper, StoreBudget } from '../store/keeper';
 import { FORMAT_VERSION, type ModelSizing, type SizingSample } from '../store/format';
 import { oldestFirst } from '../store/recent';
-import { CHARS_PER_TOKEN, CHARS_PER_TOKEN_BOUNDS, MODEL_LIMIT, PLAUSIBLE_SPREAD, REFRESH_MS, SAMPLE_LIMIT, TOKENIZER_FACTOR_BOUNDS } from '../tunables';
+import { CHARS_PER_TOKEN, CHARS_PER_TOKEN_BOUNDS, IMPLAUSIBLE_COUNT_DIVISOR, MODEL_LIMIT, PLAUSIBLE_SPREAD, REFRESH_MS, SAMPLE_LIMIT, TOKENIZER_FACTOR_BOUNDS } from '../tunables';
 import type { Estimator, Tokenize } from './estimate';
 
 // Exported here for the tests.
@@ -56,6 +56,17 @@ export function sampleOf(kind: Kind, measured: number, fixed: number, input: num
   const [ratio, bounds] = kind === 'chars' ? [measured / counted, CHARS_PER_TOKEN_BOUNDS] : [counted / measured, TOKENIZER_FACTOR_BOUNDS];
   if (ratio < bounds.min / PLAUSIBLE_SPREAD || ratio > bounds.max * PLAUSIBLE_SPREAD) return undefined;
   return { at, measured, counted };
+}
+
+/**
+ * Whether a provider's count of a prompt cannot be right (docs/design.md, "The size of a prompt"):
+ * under its system messages and tool definitions alone (`frameChars`), or under a fifth of its
+ * whole text (`chars`), each at 5 characters a token, the fewest tokens any text is taken to be.
+ * Files are left out: their fixed figures can be far above what a provider counts for them.
+ */
+export function countCannotBeRight(input: number, chars: number, frameChars: number): boolean {
+  const fewest = (characters: number) => characters / CHARS_PER_TOKEN_BOUNDS.max;
+  return input < fewest(frameChars) || input < fewest(chars) / IMPLAUSIBLE_COUNT_DIVISOR;
 }
 
 /** Two lists of samples as one: each once, newest first, at most `SAMPLE_LIMIT`. */

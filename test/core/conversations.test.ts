@@ -464,11 +464,11 @@ function ownTag(prompt: Message[]): string {
 
 describe('provider counts', () => {
   it('should keep a count measured with another system prompt, plus the growth of the system prompt', async () => {
-    // The first prompt is counted at 100 tokens (too few for its 12,008 characters to learn from).
-    // The next one, under a 14,000-token system prompt, rests on that count: 100 + 10 output + the
-    // system prompt's growth, (56,000 - 5) / 4 = 13,999, + 'next' = 14,110; not its whole
-    // estimate, 18,502.
-    const scripted = scriptedModel({ inputTokens: () => 100 });
+    // The first prompt is counted at 500 tokens (too few for its 12,008 characters to learn from,
+    // enough to be right: over a fifth of 12,008 / 5). The next one, under a 14,000-token system
+    // prompt, rests on that count: 500 + 10 output + the system prompt's growth, (56,000 - 5) / 4
+    // = 13,999, + 'next' = 14,510; not its whole estimate, 18,502.
+    const scripted = scriptedModel({ inputTokens: () => 500 });
     const middleware = compaction({ contextWindow: 200_000 });
     const wrapped = wrap(scripted.model, middleware);
     const conversation = [user('hi'), assistant('a'.repeat(4 * 3_000)), user('q')];
@@ -476,7 +476,7 @@ describe('provider counts', () => {
     middleware.compactNext();
     const second: Message[] = [{ role: 'system', content: 's'.repeat(4 * 14_000) }, ...conversation, assistant('b'.repeat(4 * 1_500)), user('next')];
     await wrapped.doGenerate({ prompt: second });
-    expect(middleware.last()).toMatchObject({ reason: 'manual', tokensBefore: 14_110 });
+    expect(middleware.last()).toMatchObject({ reason: 'manual', tokensBefore: 14_510 });
     expect(estimatePrompt(second)).toBe(18_502);
   });
 

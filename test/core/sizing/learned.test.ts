@@ -272,32 +272,34 @@ describe('learned characters a token', () => {
     const tool = (name: string, description: string): FunctionTool => ({ type: 'function', name, description, inputSchema: { type: 'object', properties: { path: { type: 'string' } } } });
     const read = tool('read_file', 'Read a file.');
     const write = tool('write_file', `Write a file. ${'w'.repeat(4_000)}`);
-    // Counted at 100 tokens: too few for the prompt's characters to teach a ratio, so 4 stands.
+    // Counted at 400 tokens: too few for the prompt's characters to teach a ratio, so 4 stands,
+    // and enough to be right (over a fifth of its characters at 5 a token).
     const start = [system('You are a coding agent.'), user(`frame:${'u'.repeat(8_000)}`)];
 
     it('should rest on the count plus the added tool\'s estimate', async () => {
-      const scripted = scriptedModel({ inputTokens: () => 100 });
+      const scripted = scriptedModel({ inputTokens: () => 400 });
       const middleware = compaction({ contextWindow: 200_000 });
       await wrap(scripted.model, middleware).doGenerate({ prompt: start, tools: [read] });
       const next = [...start, assistant('reply'), user('next')];
-      expect(await sizeOf(middleware, scripted.model, next, [read, write])).toBe(100 + 10 + estimateTools([write]) + 1);
+      expect(await sizeOf(middleware, scripted.model, next, [read, write])).toBe(400 + 10 + estimateTools([write]) + 1);
       expect(estimateTools([write])).toBe(1_020);
       expect(estimatePrompt(next, [read, write])).toBe(3_049); // the whole prompt's estimate, not used
     });
 
     it('should rest on the count plus a longer system prompt\'s growth', async () => {
-      const scripted = scriptedModel({ inputTokens: () => 100 });
+      const scripted = scriptedModel({ inputTokens: () => 400 });
       const middleware = compaction({ contextWindow: 200_000 });
       await wrap(scripted.model, middleware).doGenerate({ prompt: start, tools: [read] });
       const next = [system(`You are a coding agent.${'s'.repeat(2_000)}`), ...start.slice(1), assistant('reply'), user('next')];
-      expect(await sizeOf(middleware, scripted.model, next, [read])).toBe(100 + 10 + 500 + 1);
+      expect(await sizeOf(middleware, scripted.model, next, [read])).toBe(400 + 10 + 500 + 1);
     });
 
     it('should never rest on less than the count when a tool was removed', async () => {
-      const scripted = scriptedModel({ inputTokens: () => 100 });
+      // Counted at 900: more than its system messages and tools alone take at 5 characters a token.
+      const scripted = scriptedModel({ inputTokens: () => 900 });
       const middleware = compaction({ contextWindow: 200_000 });
       await wrap(scripted.model, middleware).doGenerate({ prompt: start, tools: [read, write] });
-      expect(await sizeOf(middleware, scripted.model, [...start, assistant('reply'), user('next')], [read])).toBe(100 + 10 + 1);
+      expect(await sizeOf(middleware, scripted.model, [...start, assistant('reply'), user('next')], [read])).toBe(900 + 10 + 1);
     });
 
     it('should take the growth at the learned ratio', async () => {
