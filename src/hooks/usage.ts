@@ -67,5 +67,5 @@ async function learn(engine: Engine, view: StepView, input: number, measure: Mea
   if (view.boundary >= 0 || view.checkpoint?.native !== undefined) return;
   const { measured } = view;
   const tokenized = measured !== undefined && measured.chars === measure.chars && measured.tokens === measure.tokens && view.estimator.tokenizer !== undefined ? measured.tokenized : undefined;
-  await engine.sizing.learn(view.modelKey, { chars: measure.chars, tokenized, fixed: measure.tokens }, input, view.budget);
+  await engine.sizing.learn(view.modelKey, view.scope, { chars: measure.chars, tokenized, fixed: measure.tokens }, input, view.budget);
 }

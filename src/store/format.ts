@@ -3,18 +3,19 @@ import { LEASE_LIMIT, MAX_FAILURES } from '../tunables';
 
 /**
  * What the middleware keeps in a store, one JSON string per key:
- * - `cp:<digest>`: a checkpoint, keyed by the SHA-256 of the scope and the messages it covers;
- * - `sizing:<digest>`: per model (the SHA-256 of `provider:modelId`), the recent provider counts
- *   its characters a token are learned from (docs/design.md, "The size of a prompt"), shared by
- *   every conversation and instance;
+ * - `cp:<digest>`: a checkpoint, keyed by the SHA-256 of the scope, the conversation's name or else
+ *   the system messages, and the messages it covers (prompt/hash.ts);
+ * - `sizing:<digest>`: per model and scope (the SHA-256 of `sizingName`), the recent provider
+ *   counts its characters a token are learned from (docs/design.md, "The size of a prompt"), shared
+ *   by every conversation of the scope and every instance;
  * - `thread:<digest>`: per conversation opening (the messages through the first reply to a user
- *   message, and the scope), which checkpoints, provider counts and holds exist for conversations
+ *   message, under the same key), which checkpoints, provider counts and holds exist for conversations
  *   that open that way, so a step finds them with two reads. The steps before that reply keep
  *   theirs under the first message; the first step with a reply carries its checkpoint and holds
  *   over. It also holds the leases of compactions under way (docs/stores.md).
  * Keys hold digests only, never message text; with the `secret` option every value is sealed.
  */
-export const FORMAT_VERSION = 1;
+export const FORMAT_VERSION = 2;
 
 const digest = z.string().regex(/^[0-9a-f]{64}$/);
 const count = z.number().int().nonnegative();
@@ -296,12 +297,14 @@ const sizingSample = z
 
 export type SizingSample = z.infer<typeof sizingSample>;
 
-/** What a model's counts taught: the samples of its characters a token, and of the `estimate` option's factor. */
+/** What a model's counts in one scope taught: the samples of its characters a token, and of the `estimate` option's factor. */
 export const sizingSchema = z
   .object({
     v: z.literal(FORMAT_VERSION),
     /** `provider:modelId`. */
     model: z.string().min(1),
+    /** The scope (tenant) whose prompts taught it: one tenant's prompts never move another's estimate. */
+    scope: z.string(),
     chars: z.array(sizingSample).max(64),
     tokenizer: z.array(sizingSample).max(64),
   })
@@ -310,6 +313,9 @@ export const sizingSchema = z
 export type ModelSizing = z.infer<typeof sizingSchema>;
 
 export const sizingKey = (digestHex: string) => `sizing:${digestHex}`;
+
+/** What names a model's sizing in one scope: its store key is the SHA-256 of this, and `state()` keys it by this. */
+export const sizingName = (model: string, scope: string) => JSON.stringify([model, scope]);
 
 export const checkpointKey = (digestHex: string) => `cp:${digestHex}`;
 export const threadKey = (digestHex: string) => `thread:${digestHex}`;

@@ -73,12 +73,12 @@ export class Keeper {
     return this.checkpoints.read(digest, length, budget);
   }
 
-  /** What a model's counts taught (docs: sizing), under the digest of its `provider:modelId`; `undefined` when none or malformed. */
-  async sizing(digest: string, model: string, budget: StoreBudget): Promise<ModelSizing | undefined> {
+  /** What a model's counts in a scope taught (docs: sizing), under the digest of its `sizingName`; `undefined` when none or malformed. */
+  async sizing(digest: string, model: string, scope: string, budget: StoreBudget): Promise<ModelSizing | undefined> {
     const raw = await this.guard.read(sizingKey(digest), budget);
     if (raw === undefined) return undefined;
     const parsed = parseJson(raw, sizingSchema);
-    if (parsed === undefined || parsed.model !== model) {
+    if (parsed === undefined || parsed.model !== model || parsed.scope !== scope) {
       this.warn(`ai-compaction: ignored a malformed sizing record under ${sizingKey(digest)}`);
       return undefined;
     }

@@ -463,7 +463,7 @@ function ownTag(prompt: Message[]): string {
 }
 
 describe('provider counts', () => {
-  it('should keep a count measured with another system prompt, plus the growth of the system prompt', async () => {
+  it('should keep a count measured with another system prompt, plus the growth of the system prompt, in a named conversation', async () => {
     // The first prompt is counted at 500 tokens (too few for its 12,008 characters to learn from,
     // enough to be right: over a fifth of 12,008 / 5). The next one, under a 14,000-token system
     // prompt, rests on that count: 500 + 10 output + the system prompt's growth, (56,000 - 5) / 4
@@ -472,10 +472,11 @@ describe('provider counts', () => {
     const middleware = compaction({ contextWindow: 200_000 });
     const wrapped = wrap(scripted.model, middleware);
     const conversation = [user('hi'), assistant('a'.repeat(4 * 3_000)), user('q')];
-    await wrapped.doGenerate({ prompt: [{ role: 'system', content: 'short' }, ...conversation] });
+    const named = { compaction: { conversation: 'chat-1' } };
+    await wrapped.doGenerate({ prompt: [{ role: 'system', content: 'short' }, ...conversation], providerOptions: named });
     middleware.compactNext();
     const second: Message[] = [{ role: 'system', content: 's'.repeat(4 * 14_000) }, ...conversation, assistant('b'.repeat(4 * 1_500)), user('next')];
-    await wrapped.doGenerate({ prompt: second });
+    await wrapped.doGenerate({ prompt: second, providerOptions: named });
     expect(middleware.last()).toMatchObject({ reason: 'manual', tokensBefore: 14_510 });
     expect(estimatePrompt(second)).toBe(18_502);
   });
