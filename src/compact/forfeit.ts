@@ -17,13 +17,13 @@ const FORFEITED =
   "ai-compaction: a conversation came with other system messages than its checkpoint was written with: a checkpoint is found only under the system messages it was written with (a summary may hold what they hold), so it was not sent; name the conversation (providerOptions.compaction.conversation, for example useChat's id) to keep its checkpoint when its system prompt changes";
 
 /** Notes a step's checkpoint (`sent`: the view that went out), or says once that an unnamed conversation forfeited one (`arrived`: what it found). */
-export async function noteForfeit(engine: Engine, arrived: StepView, sent: StepView, named: boolean): Promise<void> {
+export function noteForfeit(engine: Engine, arrived: StepView, sent: StepView, named: boolean): void {
   const { digests, threadDigest } = arrived;
   if (named || digests === undefined || threadDigest === undefined) return;
   const seen = openings(engine);
   const has = sent.checkpoint !== undefined;
   if (!has && seen.size === 0) return;
-  const opening = await digests.opening(anchorLength(arrived.conversation) ?? 1);
+  const opening = digests.opening(anchorLength(arrived.conversation) ?? 1);
   if (has) seen.set(opening, threadDigest);
   else if (arrived.checkpoint === undefined && (seen.get(opening) ?? threadDigest) !== threadDigest) warnOnce(engine, 'forfeited-checkpoint', FORFEITED);
 }

@@ -33,7 +33,7 @@ export async function transformStep(engine: Engine, params: CallOptions, model: 
   const view = await resolveView(engine.keeper, clean, { scope: call.scope ?? '', conversation: call.conversation }, key, engine.sizing.estimator(key, call.scope ?? '', budget), budget);
   const arrival = { at, length: view.conversation.length, size: totalSize(view), counted: view.size.counted > 0, sinceCount: view.size.estimated, checkpoint: view.checkpoint?.digest };
   const { step } = await runStep(engine, view, model, manual() || call.compact === true, arrival);
-  await noteForfeit(engine, view, step, call.conversation !== undefined);
+  noteForfeit(engine, view, step, call.conversation !== undefined);
   // The caller's own params when nothing changed.
   return { params: step.sent === view.conversation && view.params === params ? params : paramsFor(step), step };
 }

@@ -1,3 +1,5 @@
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
 import { type CanonicalSink, writeCanonical } from './canonical';
 import type { Message } from './types';
 
@@ -143,8 +145,9 @@ export class PrefixDigests {
   /**
    * The digest of the first `count` messages within the scope alone, whatever the name or the
    * system messages: what tells that a conversation came under other system messages than before.
+   * Computed at once (not through Web Crypto's queue), so that noting it costs a step no wait.
    */
-  opening(count: number): Promise<string> {
+  opening(count: number): string {
     if (!Number.isInteger(count) || count < 0 || count > this.length) {
       throw new RangeError(`prefix of ${count} messages is outside a conversation of ${this.length}`);
     }
@@ -153,7 +156,7 @@ export class PrefixDigests {
     const bytes = new Uint8Array(scope + end - key);
     bytes.set(this.bytes.subarray(0, scope));
     bytes.set(this.bytes.subarray(key, end), scope);
-    return sha256Hex(bytes);
+    return bytesToHex(sha256(bytes));
   }
 
   /**
