@@ -190,8 +190,12 @@ export const WATCH_MS = 250;
 export const BACKLOG_LIMIT = 10_000;
 /** Writes of a checkpoint or hold to a thread, each read back to see it was not lost to a concurrent write. */
 export const VERIFIED_WRITES = 3;
-/** How many checkpoints, prepared checkpoints, counts and holds a thread keeps, newest first. */
-export const THREAD_LIMIT = 32;
+/**
+ * How many checkpoints, prepared checkpoints, counts and holds a thread keeps (the stored thread's
+ * schema bound too), the least recently used out: conversations sharing an opening (a fixed task
+ * and its first reply) share a thread, and each keeps its entries while this many are in use.
+ */
+export const THREAD_LIMIT = 256;
 /** How many leases a thread keeps, newest first (the stored thread's schema bound too). */
 export const LEASE_LIMIT = 16;
 /** Waits between two reads of a thread while another instance writes the checkpoint it needs: `first`, doubled up to `max`. */

@@ -1,6 +1,7 @@
 import { type Engine, warnOnce } from '../engine';
 import { messageOf } from '../errors';
 import type { Usage } from '../prompt/types';
+import type { Thread } from '../store/format';
 import { type Measure, measurePrompt, toTokens } from '../sizing/estimate';
 import { countCannotBeRight } from '../sizing/learned';
 import { type StepView, frameChars, frameDigest, outgoingPrompt, supersededCounts } from '../view';
@@ -17,7 +18,9 @@ export async function learnFromUsage(engine: Engine, view: StepView, usage: Usag
   // What went out, measured once: the count is checked against it and learned from.
   const measure = typeof input === 'number' && input > 0 ? measurePrompt(outgoingPrompt(view), view.params.tools) : undefined;
   if (measure === undefined || cannotBeRight(engine, view, input!, measure)) {
-    if (view.pace !== undefined && view.threadDigest !== undefined) await engine.keeper.saveMeasures(view.threadDigest, { pace: view.pace }, view.budget).catch(() => undefined);
+    if ((view.pace !== undefined || usedEntry(view) !== undefined) && view.threadDigest !== undefined) {
+      await engine.keeper.saveMeasures(view.threadDigest, view.pace === undefined ? {} : { pace: view.pace }, view.budget, usedEntry(view)).catch(() => undefined);
+    }
     return;
   }
   try {
@@ -53,7 +56,13 @@ async function saveCount(engine: Engine, view: StepView, input: number, output: 
     input,
     output: typeof output === 'number' ? output : 0,
   };
-  await engine.keeper.saveCount(view.threadDigest, count, await supersededCounts(view), view.budget, view.pace);
+  await engine.keeper.saveCount(view.threadDigest, count, await supersededCounts(view), view.budget, view.pace, usedEntry(view));
+}
+
+/** The thread's entry of the checkpoint the step went out with: marked as used by the step's write. */
+function usedEntry(view: StepView): Thread['checkpoints'][number] | undefined {
+  const digest = view.checkpoint?.digest;
+  return digest === undefined ? undefined : view.thread?.checkpoints.find((ref) => ref.digest === digest);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LEASE_LIMIT, MAX_FAILURES } from '../tunables';
+import { LEASE_LIMIT, MAX_FAILURES, THREAD_LIMIT } from '../tunables';
 
 /**
  * What the middleware keeps in a store, one JSON string per key:
@@ -146,6 +146,11 @@ const checkpointRef = z
      * other one of the whole conversation while it stands.
      */
     whole: z.literal(true).optional(),
+    /**
+     * When a step last wrote or used it (ms since the epoch): a full thread drops the least
+     * recently used first, never an entry by its place (docs/stores.md, "Keys and records").
+     */
+    at: z.number().nonnegative().optional(),
   })
   .strict();
 
@@ -162,6 +167,11 @@ const countSchema = z
     frameChars: count.optional(),
     input: count,
     output: count,
+    /**
+     * When a step last wrote or used it (ms since the epoch): a full thread drops the least
+     * recently used first, never an entry by its place (docs/stores.md, "Keys and records").
+     */
+    at: z.number().nonnegative().optional(),
   })
   .strict();
 
@@ -193,6 +203,11 @@ const hold = z
     end: count.optional(),
     /** `failed`: how many compactions of this conversation have failed in a row. */
     failures: z.number().int().positive().max(MAX_FAILURES).optional(),
+    /**
+     * When a step last wrote or used it (ms since the epoch): a full thread drops the least
+     * recently used first, never an entry by its place (docs/stores.md, "Keys and records").
+     */
+    at: z.number().nonnegative().optional(),
   })
   .strict();
 
@@ -247,10 +262,10 @@ export type SummaryTimes = z.infer<typeof summaryTimes>;
 export const threadSchema = z
   .object({
     v: z.literal(FORMAT_VERSION),
-    checkpoints: z.array(checkpointRef).max(64),
-    counts: z.array(countSchema).max(64),
+    checkpoints: z.array(checkpointRef).max(THREAD_LIMIT),
+    counts: z.array(countSchema).max(THREAD_LIMIT),
     /** Conversations held from compacting on their own (docs/design.md, "No progress": no progress, nothing older, a failure), newest first. */
-    holds: z.array(hold).max(64),
+    holds: z.array(hold).max(THREAD_LIMIT),
     /**
      * Checkpoints prepared ahead in the background (docs/design.md, "Preparing ahead"), newest
      * first. They are kept apart from `checkpoints` because a step finds its checkpoint in
@@ -262,7 +277,7 @@ export const threadSchema = z
      * conversation's checkpoint, is inert. Optional: threads written before it existed read as
      * having none.
      */
-    prepared: z.array(checkpointRef).max(64).optional(),
+    prepared: z.array(checkpointRef).max(THREAD_LIMIT).optional(),
     /**
      * Compactions under way on some instance (docs/stores.md, the lease): the prefix each covers,
      * the instance writing it and until when (ms since the epoch) another instance that needs the

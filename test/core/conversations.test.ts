@@ -195,6 +195,25 @@ describe('compaction', () => {
     });
   });
 
+  describe('conversations that share an opening through its first reply', () => {
+    it('should let none of 64 conversations sharing an opening re-summarise on its next step', async () => {
+      // One index for all 64 (a fixed task and its canned first reply): each conversation's
+      // checkpoint and count stay while it is in use, whatever the others wrote since.
+      const scripted = scriptedModel();
+      const middleware = compaction({ contextWindow: 20_000 });
+      const wrapped = wrap(scripted.model, middleware);
+      const opening = [user('Run the nightly audit.'), assistant('Starting the audit.')];
+      // About 18,000 tokens: over the ceiling of 17,000, so each compacts on its first step.
+      const conversation = (index: number) => [...opening, user(`c${index} ${tokens(9_000)}`), assistant(tokens(9_000, 'a')), user('go')];
+      for (let index = 0; index < 64; index++) await wrapped.doGenerate({ prompt: conversation(index) });
+      expect(scripted.summaryCalls()).toHaveLength(64);
+      for (let index = 0; index < 64; index++) await wrapped.doGenerate({ prompt: [...conversation(index), assistant('done'), user('next')] });
+      expect(scripted.summaryCalls()).toHaveLength(64);
+      const later = scripted.stepCalls().slice(64);
+      expect(later.map((call) => textOf(call.prompt[0]!).startsWith('<conversation-checkpoint>'))).toEqual(new Array(64).fill(true));
+    });
+  });
+
   describe('a checkpoint made before the first reply', () => {
     const openings: Array<[string, Message[]]> = [
       ['an assistant greeting first', [assistant('Hi! How can I help?'), user('fix the bug')]],

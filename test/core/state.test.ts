@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { THREAD_LIMIT } from '../../src/tunables';
 import { compaction, memoryStore } from '../../src';
 import type { CompactionStore } from '../../src/store/types';
 import { STATE_LIMITS, buildState, parseState } from '../../src/state';
@@ -213,7 +214,7 @@ describe('state', () => {
         ['null for an object (invalid type)', (state: Record<string, any>) => (state.threads[C] = null), `threads.${C} is null, expected an object`],
         ['a negative count (too small, inclusive)', (state: Record<string, any>) => (state.checkpoints[A].tokensAfter = -1), `checkpoints.${A}.tokensAfter is -1, expected 0 or more`],
         ['a length of 0 (too small, exclusive)', (state: Record<string, any>) => (state.checkpoints[A].length = 0), `checkpoints.${A}.length is 0, expected more than 0`],
-        ['too many entries (too big)', (state: Record<string, any>) => (state.threads[E].holds = Array.from({ length: 65 }, () => threadE.holds[0])), `threads.${E}.holds has 65 entries, expected at most 64 entries`],
+        ['too many entries (too big)', (state: Record<string, any>) => (state.threads[E].holds = Array.from({ length: 257 }, () => threadE.holds[0])), `threads.${E}.holds has 257 entries, expected at most 256 entries`],
         ['too many failures in a row (too big, a number)', (state: Record<string, any>) => Object.assign(state.threads[E].holds[0], { cause: 'failed', failures: 65 }), `threads.${E}.holds[0].failures is 65, expected 64 or less`],
         ['a value not among the choices (invalid enum)', (state: Record<string, any>) => (state.checkpoints[A].reason = 'whim'), `checkpoints.${A}.reason is "whim", expected one of "auto", "overflow", "manual"`],
         ['another record version (invalid literal)', (state: Record<string, any>) => (state.threads[C].v = 1), `threads.${C}.v is 1, expected 2`],
@@ -300,16 +301,16 @@ describe('state', () => {
     });
 
     it('should keep the newer entries a store already has over the older ones of a restored state', async () => {
-      // The state's thread is full (32 checkpoint entries); the store has a newer, longer one since.
+      // The state's thread is full (THREAD_LIMIT checkpoint entries); the store has a newer, longer one since.
       const store = memoryStore();
-      const old: Thread = { v: 2, checkpoints: Array.from({ length: 32 }, (_, index) => ({ length: 32 - index, digest: index.toString(16).padStart(64, '0') })), counts: [], holds: [] };
-      const newer = { length: 40, digest: 'e'.repeat(64) };
-      await store.set(`thread:${C}`, JSON.stringify({ ...old, checkpoints: [newer, ...old.checkpoints.slice(0, 31)] }));
+      const old: Thread = { v: 2, checkpoints: Array.from({ length: THREAD_LIMIT }, (_, index) => ({ length: THREAD_LIMIT - index, digest: index.toString(16).padStart(64, '0') })), counts: [], holds: [] };
+      const newer = { length: THREAD_LIMIT + 8, digest: 'e'.repeat(64) };
+      await store.set(`thread:${C}`, JSON.stringify({ ...old, checkpoints: [newer, ...old.checkpoints.slice(0, THREAD_LIMIT - 1)] }));
       const middleware = compaction({ state: buildState(new Map([[C, old]]), new Map()), store });
       await middleware.transformParams!({ type: 'generate', params: { prompt: [] }, model: {} as never });
       const thread = JSON.parse((await store.get(`thread:${C}`))!) as Thread;
       expect(thread.checkpoints[0]).toEqual(newer);
-      expect(thread.checkpoints).toHaveLength(32);
+      expect(thread.checkpoints).toHaveLength(THREAD_LIMIT);
     });
 
     it('should refuse a tampered state at construction', () => {
