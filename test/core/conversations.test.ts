@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { compaction } from '../../src';
 import { checkpointText } from '../../src/checkpoint/message';
 import { keepEnds } from '../../src/checkpoint/serialize';
@@ -211,6 +211,29 @@ describe('compaction', () => {
       expect(scripted.summaryCalls()).toHaveLength(64);
       const later = scripted.stepCalls().slice(64);
       expect(later.map((call) => textOf(call.prompt[0]!).startsWith('<conversation-checkpoint>'))).toEqual(new Array(64).fill(true));
+    });
+  });
+
+  describe('what a thread keeps', () => {
+    afterEach(() => vi.restoreAllMocks());
+
+    it('should mark the checkpoint a step went out with as used at that step, so that a full thread keeps it', async () => {
+      let now = 1_700_000_000_000;
+      vi.spyOn(Date, 'now').mockImplementation(() => now);
+      const store = memoryStore();
+      const scripted = scriptedModel();
+      const middleware = compaction({ contextWindow: 200_000, store });
+      const wrapped = wrap(scripted.model, middleware);
+      const prompt = [user('Run the nightly audit.'), assistant('Starting.'), user('go')];
+      middleware.compactNext();
+      await wrapped.doGenerate({ prompt });
+      const [digest] = Object.keys(middleware.state().threads);
+      const entry = async () => (JSON.parse((await store.get(`thread:${digest}`))!) as { checkpoints: { at?: number }[] }).checkpoints[0]!;
+      expect((await entry()).at).toBe(1_700_000_000_000);
+      now += 60_000;
+      await wrapped.doGenerate({ prompt: [...prompt, assistant('done'), user('next')] });
+      expect(hasCheckpointText(scripted.stepCalls().at(-1)!.prompt)).toBe(true);
+      expect((await entry()).at).toBe(1_700_000_060_000);
     });
   });
 
@@ -515,3 +538,7 @@ describe('provider counts', () => {
     expect(threads.map((thread) => thread.counts.map((count) => count.length)).sort()).toEqual([[1], [39]]);
   });
 });
+
+function hasCheckpointText(prompt: Message[]): boolean {
+  return prompt.some((message) => textOf(message).startsWith('<conversation-checkpoint>'));
+}
