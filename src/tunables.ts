@@ -200,7 +200,7 @@ export const THREAD_LIMIT = 256;
 export const LEASE_LIMIT = 16;
 /** Waits between two reads of a thread while another instance writes the checkpoint it needs: `first`, doubled up to `max`. */
 export const LEASE_POLL_MS = { first: 200, max: 1_000 } as const;
-/** Parsed checkpoints kept in memory, so a step does not re-read and re-parse its checkpoint. */
+/** Parsed checkpoints kept in memory, so a step does not re-read and re-parse its checkpoint (and as many openings whose checkpoint was last seen, compact/forfeit.ts). */
 export const PARSED_LIMIT = 64;
 /** How many threads and checkpoints `state()` holds: the latest this instance wrote or read. */
 export const RECENT_LIMIT = 8;
