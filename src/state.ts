@@ -3,7 +3,7 @@ import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { z } from 'zod';
 import { describe } from './errors';
 import { canonical } from './prompt/canonical';
-import { FORMAT_VERSION, type ModelSizing, type StoredCheckpoint, type Thread, checkpointSchema, sizingSchema, threadSchema } from './store/format';
+import { FORMAT_VERSION, type ModelSizing, type StoredCheckpoint, type Thread, checkpointSchema, sizingName, sizingSchema, threadSchema } from './store/format';
 import { MAX_SEALED_LENGTH, STATE_KEY, type Sealer } from './store/seal';
 import { STATE_LIMITS } from './tunables';
 
@@ -13,7 +13,7 @@ export interface CompactionState {
   version: number;
   threads: Record<string, unknown>;
   checkpoints: Record<string, unknown>;
-  /** Per model (`provider:modelId`), the recent counts its characters a token are learned from; absent when none. */
+  /** Per model and scope (keyed `["provider:modelId","scope"]`), the recent counts its characters a token are learned from; absent when none. */
   sizing?: Record<string, unknown>;
   /** SHA-256 of the canonical form of the rest: a state changed by mistake is refused (anyone can recompute it: the `secret` option seals a state against forgery). */
   checksum: string;
@@ -152,8 +152,8 @@ export function parseState(value: unknown): ParsedState {
       }
     }
   }
-  for (const [model, sizing] of Object.entries(state.sizing ?? {})) {
-    if (sizing.model !== model) fail(`sizing.${model} holds what was learned of another model (${sizing.model})`);
+  for (const [name, sizing] of Object.entries(state.sizing ?? {})) {
+    if (sizingName(sizing.model, sizing.scope) !== name) fail(`sizing.${name} holds what was learned of another model or scope (${sizingName(sizing.model, sizing.scope)})`);
   }
   return { threads: state.threads, checkpoints: state.checkpoints, ...(state.sizing === undefined ? {} : { sizing: state.sizing }) };
 }

@@ -40,6 +40,12 @@ export const SAMPLE_LIMIT = 8;
  * cached prompt reported as a few tokens, a one-word prompt that is all framing): not learned from.
  */
 export const PLAUSIBLE_SPREAD = 3;
+/**
+ * A provider count under the prompt's text at `CHARS_PER_TOKEN_BOUNDS.max` characters a token (the
+ * fewest tokens any text is taken to be) over this, a fifth, cannot be right (a proxy that reports
+ * only what it did not cache, a broken gateway): it is not the baseline, the estimate stays.
+ */
+export const IMPLAUSIBLE_COUNT_DIVISOR = 5;
 /** A model's sizing is read from the store again after this long: another instance may have learned since. */
 export const REFRESH_MS = 30_000;
 /** Models an instance keeps the sizing of, least recently used out. */
@@ -184,13 +190,17 @@ export const WATCH_MS = 250;
 export const BACKLOG_LIMIT = 10_000;
 /** Writes of a checkpoint or hold to a thread, each read back to see it was not lost to a concurrent write. */
 export const VERIFIED_WRITES = 3;
-/** How many checkpoints, prepared checkpoints, counts and holds a thread keeps, newest first. */
-export const THREAD_LIMIT = 32;
+/**
+ * How many checkpoints, prepared checkpoints, counts and holds a thread keeps (the stored thread's
+ * schema bound too), the least recently used out: conversations sharing an opening (a fixed task
+ * and its first reply) share a thread, and each keeps its entries while this many are in use.
+ */
+export const THREAD_LIMIT = 256;
 /** How many leases a thread keeps, newest first (the stored thread's schema bound too). */
 export const LEASE_LIMIT = 16;
 /** Waits between two reads of a thread while another instance writes the checkpoint it needs: `first`, doubled up to `max`. */
 export const LEASE_POLL_MS = { first: 200, max: 1_000 } as const;
-/** Parsed checkpoints kept in memory, so a step does not re-read and re-parse its checkpoint. */
+/** Parsed checkpoints kept in memory, so a step does not re-read and re-parse its checkpoint (and as many openings whose checkpoint was last seen, compact/forfeit.ts). */
 export const PARSED_LIMIT = 64;
 /** How many threads and checkpoints `state()` holds: the latest this instance wrote or read. */
 export const RECENT_LIMIT = 8;
@@ -211,8 +221,6 @@ export const UNOPENED_WARNING_INTERVAL_MS = 60_000;
  * learned of each model, far less.
  */
 export const STATE_LIMITS = { entries: 1_000, characters: 16 * 2 ** 20 } as const;
-/** The longest text a sealed value opens to, in characters: as long as the longest state (a sealed value longer is not decoded). */
-export const MAX_SEALED_TEXT = STATE_LIMITS.characters;
 
 // ---- Overflow: reading a provider's error (docs/design.md, "Overflow recovery") ----
 

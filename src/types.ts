@@ -246,10 +246,19 @@ export interface CompactionMetadata {
 
 /** Per-call options, under `providerOptions.compaction`. Removed before the provider sees the call. */
 export interface CompactionCallOptions {
-  /** Separates tenants: identical messages in two scopes never share a checkpoint. */
+  /** Separates tenants: identical messages in two scopes never share a checkpoint, count or learned characters a token. */
   scope?: string;
   /** Compact this step whatever its size. */
   compact?: boolean;
+  /**
+   * Names the conversation (for example `useChat`'s chat id). A checkpoint is found only by a step
+   * of the same scope whose messages it covers and, without a name, whose system messages are
+   * those it was written with (a summary may hold what they hold). With a name, it follows the
+   * name instead: a system prompt that changes between steps (a date, a user's profile) keeps the
+   * conversation's checkpoint. Give each conversation its own name; two conversations under one
+   * name and scope share what they store.
+   */
+  conversation?: string;
 }
 
 /** The middleware, with the host's controls (`State`: what `state()` returns; with `secret`, a promise of the sealed state). */

@@ -4,7 +4,7 @@ import { checkpointMessage } from './checkpoint/message';
 import { canonical } from './prompt/canonical';
 import { splitPrompt } from './prompt/conversation';
 import { boundaryEnd, nativeBoundary } from './prompt/native-items';
-import { PrefixDigests, sha256Hex } from './prompt/hash';
+import { type DigestKey, PrefixDigests, sha256Hex } from './prompt/hash';
 import type { CallOptions, Message, SystemMessage } from './prompt/types';
 import { type Estimator, type Measure, estimateMessages, estimatePrompt, measurePrompt, toTokens, windowEstimator } from './sizing/estimate';
 import type { Keeper, StoreBudget } from './store/keeper';
@@ -33,6 +33,8 @@ export interface StepView {
   sent: Message[];
   /** `provider:modelId` of the step's model. */
   modelKey: string;
+  /** The step's scope (tenant): its model's characters a token are learned per scope. */
+  scope: string;
   /** How this step's model turns text into tokens: the learned characters a token, or the `estimate` option (docs/design.md, "The size of a prompt"). */
   estimator: Estimator;
   /** The prompt's size: the provider's count it rests on, and what is estimated on top. */
@@ -113,12 +115,13 @@ export function arrange(
 
 /**
  * Finds the step's checkpoint and the provider count its prompt extends, and measures it with the
- * model's estimator (read beside the thread: `estimator` is the pending read).
+ * model's estimator (read beside the thread: `estimator` is the pending read). What the step stores
+ * and finds is keyed by `key`: its scope, and its conversation's name or else its system messages.
  */
 export async function resolveView(
   keeper: Keeper,
   params: CallOptions,
-  scope: string,
+  key: Omit<DigestKey, 'system'>,
   modelKey: string,
   estimator: Estimator | Promise<Estimator>,
   budget: StoreBudget,
@@ -127,14 +130,15 @@ export async function resolveView(
   const boundary = nativeBoundary(conversation);
   const base = {
     params, system, conversation, boundary, boundaryEnd: boundaryEnd(conversation, boundary),
-    digests: undefined, threadDigest: undefined, thread: undefined, checkpoint: undefined, modelKey, budget,
+    digests: undefined, threadDigest: undefined, thread: undefined, checkpoint: undefined, modelKey, scope: key.scope, budget,
   };
   if (conversation.length === 0) {
     const empty: StepView = { ...base, estimator: await estimator, standIn: [], sent: conversation, size: { counted: 0, estimated: 0 }, sizeKnown: true };
     empty.size = measure(empty, undefined);
     return empty;
   }
-  const digests = new PrefixDigests(scope, conversation);
+  // Keyed by the scope and the conversation's name, or without a name by its system messages (docs/stores.md, "Keys and records").
+  const digests = new PrefixDigests(key.conversation === undefined ? { scope: key.scope, system } : key, conversation);
   const anchor = anchorLength(conversation);
   const threadDigest = await digests.of(anchor ?? 1);
   let thread = await keeper.thread(threadDigest, budget);

@@ -4,7 +4,7 @@ import { type Engine, modelKey } from '../engine';
 import type { ResolvedOptions } from '../options';
 import type { Model } from '../prompt/types';
 import { estimateMessages } from '../sizing/estimate';
-import { type StoredCheckpoint, readableBy } from '../store/format';
+import { FORMAT_VERSION, type StoredCheckpoint, readableBy } from '../store/format';
 import type { CompactionReason, CompactionRecord, CompactionRule } from '../types';
 import { startCompactionSpan } from '../telemetry/spans';
 import { type StepView, arrange, totalSize, withCheckpoint } from '../view';
@@ -68,7 +68,7 @@ export function planClearing(settings: ResolvedOptions, { view, reason, limit, t
   // messages; a clearing made on a clearing sits on the same checkpoint and clears from the same place.
   const base = current !== undefined && (current.clear === undefined || current.clear.base) ? current : undefined;
   const checkpoint: Omit<StoredCheckpoint, 'digest'> = {
-    v: 1,
+    v: FORMAT_VERSION,
     length,
     summary: base?.summary ?? '',
     record: base?.record ?? '',

@@ -10,7 +10,7 @@ import { CompactionError } from '../errors';
 import { liveStart, textMessage } from '../prompt/conversation';
 import type { Message, Model } from '../prompt/types';
 import { charsPerTokenOf, estimateMessages } from '../sizing/estimate';
-import { type StoredCheckpoint, readableBy } from '../store/format';
+import { FORMAT_VERSION, type StoredCheckpoint, readableBy } from '../store/format';
 import { startCompactionSpan } from '../telemetry/spans';
 import { MIN_SUMMARY_ROOM } from '../tunables';
 import type { CompactionReason, CompactionRule, CompactionUsage } from '../types';
@@ -306,7 +306,7 @@ async function makeBy(engine: Engine, { view: asked, reason, model, window, targ
   // How long this model takes to write one: how long another instance waits for it (the lease).
   await measuredSummary(engine, view, native === undefined ? writerOf(engine, model) : modelKey(model), engine.clock.now() - started, costs.usage());
   const made: StoredCheckpoint = {
-    v: 1,
+    v: FORMAT_VERSION,
     digest,
     length: end,
     summary,

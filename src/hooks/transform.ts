@@ -1,4 +1,5 @@
 import { isSummaryRequest } from '../checkpoint/summarize';
+import { noteForfeit } from '../compact/forfeit';
 import { runStep } from '../compact/step';
 import { type Engine, modelKey, whenReady } from '../engine';
 import { ownPartIds, withoutOwnParts } from '../prompt/own-parts';
@@ -29,10 +30,11 @@ export async function transformStep(engine: Engine, params: CallOptions, model: 
   const key = modelKey(model);
   // Every store call of this step, to the count written after its reply, draws on one budget.
   const budget = engine.keeper.budget();
-  const view = await resolveView(engine.keeper, clean, call.scope ?? '', key, engine.sizing.estimator(key, budget), budget);
+  const view = await resolveView(engine.keeper, clean, { scope: call.scope ?? '', conversation: call.conversation }, key, engine.sizing.estimator(key, call.scope ?? '', budget), budget);
   const arrival = { at, length: view.conversation.length, size: totalSize(view), counted: view.size.counted > 0, sinceCount: view.size.estimated, checkpoint: view.checkpoint?.digest };
   const { step } = await runStep(engine, view, model, manual() || call.compact === true, arrival);
   step.heldParts = ownPartIds(params.prompt);
+  noteForfeit(engine, view, step, call.conversation !== undefined);
   // The caller's own params when nothing changed.
   return { params: step.sent === view.conversation && view.params === params ? params : paramsFor(step), step };
 }

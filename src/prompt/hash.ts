@@ -1,3 +1,5 @@
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
 import { type CanonicalSink, writeCanonical } from './canonical';
 import type { Message } from './types';
 
@@ -74,20 +76,51 @@ function byteSinkWriter(sink: ByteSink): CanonicalSink {
 }
 
 /**
- * SHA-256 digests of the prefixes of one conversation, within one scope (tenant). The canonical
- * bytes are built once; each prefix digest is computed at most once.
+ * What the digests of a conversation are keyed by besides its messages (docs/stores.md, "Keys and
+ * records"): the scope (tenant) and, when the host names the conversation, that name; without a
+ * name, the system messages the step was sent with, since a summary may hold what they hold.
+ */
+export interface DigestKey {
+  scope: string;
+  /** The host's name for the conversation (`providerOptions.compaction.conversation`). */
+  conversation?: string;
+  /** The step's leading system messages: the key without a name. */
+  system?: readonly Message[];
+}
+
+/**
+ * SHA-256 digests of the prefixes of one conversation, within one scope (tenant) and under one
+ * name or one set of system messages. The canonical bytes are built once; each prefix digest is
+ * computed at most once.
  */
 export class PrefixDigests {
   private readonly bytes: Uint8Array;
   /** `offsets[k]` is where message `k` ends: the digest of a prefix of k messages covers `bytes[0, offsets[k])`. */
   private readonly offsets: number[];
+  /** Where the scope ends and where the name or the system messages end, in `bytes`. */
+  private readonly keyEnds: { scope: number; key: number };
   private readonly memo = new Map<number, Promise<string>>();
 
-  constructor(scope: string, messages: readonly Message[]) {
+  /** `key`: a `DigestKey`, or a scope alone (no name, no system messages). */
+  constructor(key: string | DigestKey, messages: readonly Message[]) {
+    const { scope, conversation, system = [] } = typeof key === 'string' ? { scope: key } : key;
     const sink = new ByteSink();
     const writer = byteSinkWriter(sink);
-    sink.text(`ai-compaction/v1\u0000${scope}\u0000`);
+    sink.text('ai-compaction/v2\u0000');
+    writer.string(scope);
     sink.flush();
+    const scopeEnd = sink.length;
+    // A name, or the system messages: length-prefixed strings, so that neither can pass for the other.
+    if (conversation !== undefined) {
+      sink.text('n');
+      writer.string(conversation);
+    } else {
+      sink.text('s');
+      writeCanonical(system, writer);
+    }
+    sink.text('\u0000');
+    sink.flush();
+    this.keyEnds = { scope: scopeEnd, key: sink.length };
     this.offsets = [sink.length];
     for (const message of messages) {
       writeCanonical(message, writer);
@@ -103,7 +136,7 @@ export class PrefixDigests {
     return this.offsets.length - 1;
   }
 
-  /** The digest of the first `count` messages (scope included). */
+  /** The digest of the first `count` messages (scope, and name or system messages, included). */
   of(count: number): Promise<string> {
     if (!Number.isInteger(count) || count < 0 || count > this.length) {
       throw new RangeError(`prefix of ${count} messages is outside a conversation of ${this.length}`);
@@ -114,6 +147,23 @@ export class PrefixDigests {
       this.memo.set(count, digest);
     }
     return digest;
+  }
+
+  /**
+   * The digest of the first `count` messages within the scope alone, whatever the name or the
+   * system messages: what tells that a conversation came under other system messages than before.
+   * Computed at once (not through Web Crypto's queue), so that noting it costs a step no wait.
+   */
+  opening(count: number): string {
+    if (!Number.isInteger(count) || count < 0 || count > this.length) {
+      throw new RangeError(`prefix of ${count} messages is outside a conversation of ${this.length}`);
+    }
+    const { scope, key } = this.keyEnds;
+    const end = this.offsets[count]!;
+    const bytes = new Uint8Array(scope + end - key);
+    bytes.set(this.bytes.subarray(0, scope));
+    bytes.set(this.bytes.subarray(key, end), scope);
+    return bytesToHex(sha256(bytes));
   }
 
   /**

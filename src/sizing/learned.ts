@@ -1,9 +1,9 @@
 import { LRUCache } from 'lru-cache';
 import { sha256Hex } from '../prompt/hash';
 import type { Keeper, StoreBudget } from '../store/keeper';
-import { FORMAT_VERSION, type ModelSizing, type SizingSample } from '../store/format';
+import { FORMAT_VERSION, type ModelSizing, type SizingSample, sizingName } from '../store/format';
 import { oldestFirst } from '../store/recent';
-import { CHARS_PER_TOKEN, CHARS_PER_TOKEN_BOUNDS, MODEL_LIMIT, PLAUSIBLE_SPREAD, REFRESH_MS, SAMPLE_LIMIT, TOKENIZER_FACTOR_BOUNDS } from '../tunables';
+import { CHARS_PER_TOKEN, CHARS_PER_TOKEN_BOUNDS, IMPLAUSIBLE_COUNT_DIVISOR, MODEL_LIMIT, PLAUSIBLE_SPREAD, REFRESH_MS, SAMPLE_LIMIT, TOKENIZER_FACTOR_BOUNDS } from '../tunables';
 import type { Estimator, Tokenize } from './estimate';
 
 // Exported here for the tests.
@@ -58,6 +58,17 @@ export function sampleOf(kind: Kind, measured: number, fixed: number, input: num
   return { at, measured, counted };
 }
 
+/**
+ * Whether a provider's count of a prompt cannot be right (docs/design.md, "The size of a prompt"):
+ * under its system messages and tool definitions alone (`frameChars`), or under a fifth of its
+ * whole text (`chars`), each at 5 characters a token, the fewest tokens any text is taken to be.
+ * Files are left out: their fixed figures can be far above what a provider counts for them.
+ */
+export function countCannotBeRight(input: number, chars: number, frameChars: number): boolean {
+  const fewest = (characters: number) => characters / CHARS_PER_TOKEN_BOUNDS.max;
+  return input < fewest(frameChars) || input < fewest(chars) / IMPLAUSIBLE_COUNT_DIVISOR;
+}
+
 /** Two lists of samples as one: each once, newest first, at most `SAMPLE_LIMIT`. */
 export function mergeSamples(newer: readonly SizingSample[], older: readonly SizingSample[]): SizingSample[] {
   const seen = new Set<string>();
@@ -77,8 +88,8 @@ export function mergeSizing(newer: ModelSizing, older: ModelSizing | undefined):
   return { ...newer, chars: mergeSamples(newer.chars, older.chars), tokenizer: mergeSamples(newer.tokenizer, older.tokenizer) };
 }
 
-export function emptySizing(model: string): ModelSizing {
-  return { v: FORMAT_VERSION, model, chars: [], tokenizer: [] };
+export function emptySizing(model: string, scope: string): ModelSizing {
+  return { v: FORMAT_VERSION, model, scope, chars: [], tokenizer: [] };
 }
 
 /** A prompt's text as measured for learning: its characters, the tokenizer's tokens (when known), its files' fixed tokens. */
@@ -89,6 +100,9 @@ export interface MeasuredText {
 }
 
 interface Entry {
+  /** What it was learned of: the model and scope of `sizing`. */
+  model: string;
+  scope: string;
   sizing: ModelSizing;
   estimator: Estimator;
   /** When the store was last asked for this model (-Infinity: never). */
@@ -101,10 +115,11 @@ interface Entry {
 }
 
 /**
- * What an instance knows of each model's characters a token (docs/design.md, "The size of a
- * prompt"), shared with other instances through the store under
- * `sizing:<digest of provider:modelId>`. The sizing is read on a model's first step (beside the step's other reads)
- * and after that at most every `REFRESH_MS`; each count adds a sample and writes the sizing, merged
+ * What an instance knows of each model's characters a token in each scope (docs/design.md, "The
+ * size of a prompt": one tenant's prompts never move another tenant's estimate), shared with other
+ * instances through the store under `sizing:<digest of sizingName(model, scope)>`. The sizing is
+ * read on a model's first step in a scope (beside the step's other reads) and after that at most
+ * every `REFRESH_MS`; each count adds a sample and writes the sizing, merged
  * with what was last read (the store has no compare-and-set: a sample another instance wrote
  * meanwhile may be lost, and the ratio then rests on one count fewer). A store that fails leaves
  * what this instance learned itself.
@@ -119,31 +134,32 @@ export class LearnedSizing {
   ) {}
 
   /**
-   * The estimator for a model's step: the sizing is read on the model's first step and then at most
-   * every `REFRESH_MS` (the step starts this before its thread read, so both run at once). Never rejects.
+   * The estimator for a model's step in a scope: the sizing is read on its first step and then at
+   * most every `REFRESH_MS` (the step starts this before its thread read, so both run at once).
+   * Never rejects.
    */
-  estimator(model: string, budget: StoreBudget): Promise<Estimator> {
-    const entry = this.entry(model);
-    if (this.now() - entry.readAt >= REFRESH_MS) this.startRead(model, entry, budget);
+  estimator(model: string, scope: string, budget: StoreBudget): Promise<Estimator> {
+    const entry = this.entry(model, scope);
+    if (this.now() - entry.readAt >= REFRESH_MS) this.startRead(entry, budget);
     return entry.reading === undefined ? Promise.resolve(entry.estimator) : entry.reading.then(() => entry.estimator);
   }
 
-  /** Learns from a provider's count (`input` tokens) of a prompt whose text measured `text`. */
-  async learn(model: string, text: MeasuredText, input: number, budget: StoreBudget): Promise<void> {
+  /** Learns from a provider's count (`input` tokens) of a prompt of a scope whose text measured `text`. */
+  async learn(model: string, scope: string, text: MeasuredText, input: number, budget: StoreBudget): Promise<void> {
     const at = this.now();
     const chars = sampleOf('chars', text.chars, text.fixed, input, at);
     const tokenizer = this.tokenize === undefined || text.tokenized === undefined ? undefined : sampleOf('tokenizer', text.tokenized, text.fixed, input, at);
     if (chars === undefined && tokenizer === undefined) return;
-    const entry = this.entry(model);
+    const entry = this.entry(model, scope);
     this.update(entry, { ...entry.sizing, chars: chars === undefined ? [] : [chars], tokenizer: tokenizer === undefined ? [] : [tokenizer] });
-    await this.persist(model, entry, budget);
+    await this.persist(entry, budget);
   }
 
-  /** The sizing of each model this instance knows, for `state()`. */
+  /** The sizing of each model and scope this instance knows, for `state()`, by `sizingName`. */
   known(): Record<string, ModelSizing> {
     const known: Record<string, ModelSizing> = {};
-    for (const [model, entry] of oldestFirst(this.models)) {
-      if (entry.sizing.chars.length + entry.sizing.tokenizer.length > 0) known[model] = entry.sizing;
+    for (const [name, entry] of oldestFirst(this.models)) {
+      if (entry.sizing.chars.length + entry.sizing.tokenizer.length > 0) known[name] = entry.sizing;
     }
     return known;
   }
@@ -152,22 +168,23 @@ export class LearnedSizing {
   async restore(restored: Record<string, ModelSizing>): Promise<void> {
     const budget = this.keeper.budget();
     await Promise.all(
-      Object.entries(restored).map(async ([model, sizing]) => {
-        const entry = this.entry(model);
+      Object.values(restored).map(async (sizing) => {
+        const entry = this.entry(sizing.model, sizing.scope);
         this.update(entry, sizing);
-        this.startRead(model, entry, budget);
-        await this.persist(model, entry, budget);
+        this.startRead(entry, budget);
+        await this.persist(entry, budget);
       }),
     );
   }
 
-  private entry(model: string): Entry {
+  private entry(model: string, scope: string): Entry {
+    const name = sizingName(model, scope);
     // A look makes it the most recently used.
-    let entry = this.models.get(model);
+    let entry = this.models.get(name);
     if (entry === undefined) {
-      const sizing = emptySizing(model);
-      entry = { sizing, estimator: estimatorOf(sizing, this.tokenize), readAt: Number.NEGATIVE_INFINITY, reading: undefined, writing: undefined, dirty: false, key: undefined };
-      this.models.set(model, entry);
+      const sizing = emptySizing(model, scope);
+      entry = { model, scope, sizing, estimator: estimatorOf(sizing, this.tokenize), readAt: Number.NEGATIVE_INFINITY, reading: undefined, writing: undefined, dirty: false, key: undefined };
+      this.models.set(name, entry);
     }
     return entry;
   }
@@ -177,26 +194,26 @@ export class LearnedSizing {
     entry.estimator = estimatorOf(entry.sizing, this.tokenize);
   }
 
-  private key(model: string, entry: Entry): Promise<string> {
-    entry.key ??= sha256Hex(new TextEncoder().encode(model));
+  private key(entry: Entry): Promise<string> {
+    entry.key ??= sha256Hex(new TextEncoder().encode(sizingName(entry.model, entry.scope)));
     return entry.key;
   }
 
-  private startRead(model: string, entry: Entry, budget: StoreBudget): void {
+  private startRead(entry: Entry, budget: StoreBudget): void {
     if (entry.reading !== undefined) return;
     entry.readAt = this.now();
-    entry.reading = this.read(model, entry, budget).finally(() => {
+    entry.reading = this.read(entry, budget).finally(() => {
       entry.reading = undefined;
     });
   }
 
-  private async read(model: string, entry: Entry, budget: StoreBudget): Promise<void> {
-    const stored = await this.keeper.sizing(await this.key(model, entry), model, budget);
+  private async read(entry: Entry, budget: StoreBudget): Promise<void> {
+    const stored = await this.keeper.sizing(await this.key(entry), entry.model, entry.scope, budget);
     if (stored !== undefined) this.update(entry, stored);
   }
 
   /** Writes the sizing; writes of one model run one at a time, and a write begun later carries every sample learned before it. */
-  private async persist(model: string, entry: Entry, budget: StoreBudget): Promise<void> {
+  private async persist(entry: Entry, budget: StoreBudget): Promise<void> {
     entry.dirty = true;
     while (entry.writing !== undefined) await entry.writing;
     if (!entry.dirty) return;
@@ -204,7 +221,7 @@ export class LearnedSizing {
     const write = async () => {
       // A read under way may bring samples of other instances: the write carries them too.
       if (entry.reading !== undefined) await entry.reading;
-      await this.keeper.saveSizing(await this.key(model, entry), entry.sizing, budget);
+      await this.keeper.saveSizing(await this.key(entry), entry.sizing, budget);
     };
     entry.writing = write().finally(() => {
       entry.writing = undefined;

@@ -1,14 +1,15 @@
 import { z } from 'zod';
-import { LEASE_LIMIT, MAX_FAILURES } from '../tunables';
+import { LEASE_LIMIT, MAX_FAILURES, THREAD_LIMIT } from '../tunables';
 
 /**
  * What the middleware keeps in a store, one JSON string per key:
- * - `cp:<digest>`: a checkpoint, keyed by the SHA-256 of the scope and the messages it covers;
- * - `sizing:<digest>`: per model (the SHA-256 of `provider:modelId`), the recent provider counts
- *   its characters a token are learned from (docs/design.md, "The size of a prompt"), shared by
- *   every conversation and instance;
+ * - `cp:<digest>`: a checkpoint, keyed by the SHA-256 of the scope, the conversation's name or else
+ *   the system messages, and the messages it covers (prompt/hash.ts);
+ * - `sizing:<digest>`: per model and scope (the SHA-256 of `sizingName`), the recent provider
+ *   counts its characters a token are learned from (docs/design.md, "The size of a prompt"), shared
+ *   by every conversation of the scope and every instance;
  * - `thread:<digest>`: per conversation opening (the messages through the first reply to a user
- *   message, and the scope), which checkpoints, provider counts and holds exist for conversations
+ *   message, under the same key), which checkpoints, provider counts and holds exist for conversations
  *   that open that way, so a step finds them with two reads. The steps before that reply keep
  *   theirs under the first message; the first step with a reply carries its checkpoint and holds
  *   over. It also lists the leases of compactions under way (docs/stores.md);
@@ -16,7 +17,7 @@ import { LEASE_LIMIT, MAX_FAILURES } from '../tunables';
  *   store's `setIfAbsent`), expiring with the lease.
  * Keys hold digests only, never message text; with the `secret` option every value is sealed.
  */
-export const FORMAT_VERSION = 1;
+export const FORMAT_VERSION = 2;
 
 const digest = z.string().regex(/^[0-9a-f]{64}$/);
 const count = z.number().int().nonnegative();
@@ -149,6 +150,11 @@ const checkpointRef = z
      * other one of the whole conversation while it stands.
      */
     whole: z.literal(true).optional(),
+    /**
+     * When a step last wrote or used it (ms since the epoch): a full thread drops the least
+     * recently used first, never an entry by its place (docs/stores.md, "Keys and records").
+     */
+    at: z.number().nonnegative().optional(),
   })
   .strict();
 
@@ -165,6 +171,11 @@ const countSchema = z
     frameChars: count.optional(),
     input: count,
     output: count,
+    /**
+     * When a step last wrote or used it (ms since the epoch): a full thread drops the least
+     * recently used first, never an entry by its place (docs/stores.md, "Keys and records").
+     */
+    at: z.number().nonnegative().optional(),
   })
   .strict();
 
@@ -196,6 +207,11 @@ const hold = z
     end: count.optional(),
     /** `failed`: how many compactions of this conversation have failed in a row. */
     failures: z.number().int().positive().max(MAX_FAILURES).optional(),
+    /**
+     * When a step last wrote or used it (ms since the epoch): a full thread drops the least
+     * recently used first, never an entry by its place (docs/stores.md, "Keys and records").
+     */
+    at: z.number().nonnegative().optional(),
   })
   .strict();
 
@@ -250,10 +266,10 @@ export type SummaryTimes = z.infer<typeof summaryTimes>;
 export const threadSchema = z
   .object({
     v: z.literal(FORMAT_VERSION),
-    checkpoints: z.array(checkpointRef).max(64),
-    counts: z.array(countSchema).max(64),
+    checkpoints: z.array(checkpointRef).max(THREAD_LIMIT),
+    counts: z.array(countSchema).max(THREAD_LIMIT),
     /** Conversations held from compacting on their own (docs/design.md, "No progress": no progress, nothing older, a failure), newest first. */
-    holds: z.array(hold).max(64),
+    holds: z.array(hold).max(THREAD_LIMIT),
     /**
      * Checkpoints prepared ahead in the background (docs/design.md, "Preparing ahead"), newest
      * first. They are kept apart from `checkpoints` because a step finds its checkpoint in
@@ -265,7 +281,7 @@ export const threadSchema = z
      * conversation's checkpoint, is inert. Optional: threads written before it existed read as
      * having none.
      */
-    prepared: z.array(checkpointRef).max(64).optional(),
+    prepared: z.array(checkpointRef).max(THREAD_LIMIT).optional(),
     /**
      * Compactions under way on some instance (docs/stores.md, the lease): the prefix each covers,
      * the instance writing it and until when (ms since the epoch) another instance that needs the
@@ -300,12 +316,14 @@ const sizingSample = z
 
 export type SizingSample = z.infer<typeof sizingSample>;
 
-/** What a model's counts taught: the samples of its characters a token, and of the `estimate` option's factor. */
+/** What a model's counts in one scope taught: the samples of its characters a token, and of the `estimate` option's factor. */
 export const sizingSchema = z
   .object({
     v: z.literal(FORMAT_VERSION),
     /** `provider:modelId`. */
     model: z.string().min(1),
+    /** The scope (tenant) whose prompts taught it: one tenant's prompts never move another's estimate. */
+    scope: z.string(),
     chars: z.array(sizingSample).max(64),
     tokenizer: z.array(sizingSample).max(64),
   })
@@ -314,6 +332,9 @@ export const sizingSchema = z
 export type ModelSizing = z.infer<typeof sizingSchema>;
 
 export const sizingKey = (digestHex: string) => `sizing:${digestHex}`;
+
+/** What names a model's sizing in one scope: its store key is the SHA-256 of this, and `state()` keys it by this. */
+export const sizingName = (model: string, scope: string) => JSON.stringify([model, scope]);
 
 export const checkpointKey = (digestHex: string) => `cp:${digestHex}`;
 export const threadKey = (digestHex: string) => `thread:${digestHex}`;

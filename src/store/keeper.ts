@@ -12,6 +12,15 @@ import { VERIFIED_WRITES } from '../tunables';
 export { PROBE_FIRST_MS, PROBE_MAX_MS, STORE_TIMEOUT_MS } from '../tunables';
 export { StoreBudget } from './guard';
 
+type CheckpointRef = Thread['checkpoints'][number];
+
+/** A checkpoint's entry as a patch that marks it used now (its `at` is set as it is written). */
+function usedNow(used: CheckpointRef | undefined): Pick<ThreadPatch, 'checkpoints'> {
+  if (used === undefined) return {};
+  const { at: _at, ...entry } = used;
+  return { checkpoints: [entry] };
+}
+
 /** How the Keeper reports and how long it waits (the defaults outside tests). */
 export interface KeeperOptions extends Omit<GuardOptions, 'writeBack'> {
   /** Where the leases' times are read (clock.ts); the store's own timeouts run on real time. */
@@ -75,12 +84,12 @@ export class Keeper {
     return this.checkpoints.read(digest, length, budget);
   }
 
-  /** What a model's counts taught (docs: sizing), under the digest of its `provider:modelId`; `undefined` when none or malformed. */
-  async sizing(digest: string, model: string, budget: StoreBudget): Promise<ModelSizing | undefined> {
+  /** What a model's counts in a scope taught (docs: sizing), under the digest of its `sizingName`; `undefined` when none or malformed. */
+  async sizing(digest: string, model: string, scope: string, budget: StoreBudget): Promise<ModelSizing | undefined> {
     const raw = await this.guard.read(sizingKey(digest), budget);
     if (raw === undefined) return undefined;
     const parsed = parseJson(raw, sizingSchema);
-    if (parsed === undefined || parsed.model !== model) {
+    if (parsed === undefined || parsed.model !== model || parsed.scope !== scope) {
       this.warn(`ai-compaction: ignored a malformed sizing record under ${sizingKey(digest)}`);
       return undefined;
     }
@@ -123,15 +132,23 @@ export class Keeper {
     return this.threads.update(threadDigest, { checkpoints: [ref] }, budget, { attempts: VERIFIED_WRITES });
   }
 
-  /** Adds a count to its thread; counts of shorter prompts of the same conversation (`superseded`) go. */
-  async saveCount(threadDigest: string, count: Count, superseded: ReadonlySet<string>, budget: StoreBudget, pace?: PaceRecord): Promise<boolean> {
+  /**
+   * Adds a count to its thread; counts of shorter prompts of the same conversation (`superseded`)
+   * go. `used`: the entry of the checkpoint the step went out with, marked as used now, so that a
+   * full thread keeps it (docs/stores.md, "Keys and records").
+   */
+  async saveCount(threadDigest: string, count: Count, superseded: ReadonlySet<string>, budget: StoreBudget, pace?: PaceRecord, used?: CheckpointRef): Promise<boolean> {
     // A count lost to a concurrent write only means the next step estimates more: not read back.
-    return this.threads.update(threadDigest, { counts: [count], ...(pace === undefined ? {} : { pace }) }, budget, { keepCount: (kept) => !superseded.has(kept.digest) });
+    const patch = { counts: [count], ...(pace === undefined ? {} : { pace }), ...usedNow(used) };
+    return this.threads.update(threadDigest, patch, budget, { keepCount: (kept) => !superseded.has(kept.digest) });
   }
 
-  /** Writes what the policy measured of a thread's conversation (its pace, its summaries' times: docs/design.md, "The policy"), for every instance. */
-  async saveMeasures(threadDigest: string, patch: Partial<Pick<ThreadPatch, 'pace' | 'summaries'>>, budget: StoreBudget): Promise<boolean> {
-    return this.threads.update(threadDigest, patch, budget);
+  /**
+   * Writes what the policy measured of a thread's conversation (its pace, its summaries' times:
+   * docs/design.md, "The policy"), for every instance; `used` as for `saveCount`.
+   */
+  async saveMeasures(threadDigest: string, patch: Partial<Pick<ThreadPatch, 'pace' | 'summaries'>>, budget: StoreBudget, used?: CheckpointRef): Promise<boolean> {
+    return this.threads.update(threadDigest, { ...patch, ...usedNow(used) }, budget);
   }
 
   /** Adds entries found under another index (a conversation's first message) to this one. */

@@ -1,5 +1,5 @@
 import { bytesToBase64 } from '../prompt/canonical';
-import { MAX_SEALED_TEXT, UNOPENED_WARNING_INTERVAL_MS } from '../tunables';
+import { STATE_LIMITS, UNOPENED_WARNING_INTERVAL_MS } from '../tunables';
 
 // How often values that do not open are warned about (tunables.ts), exported here for the tests.
 export { UNOPENED_WARNING_INTERVAL_MS } from '../tunables';
@@ -28,6 +28,9 @@ export const STATE_KEY = 'state';
  */
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
+
+/** The longest text a sealed value opens to, in characters: as long as the longest state (`STATE_LIMITS`). */
+const MAX_SEALED_TEXT = STATE_LIMITS.characters;
 
 /**
  * The longest value opened, in characters: a sealed value of `MAX_SEALED_TEXT` (16 MiB) of text at

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock';
 import { type Count, type Thread, checkpointKey, emptyThread, parseJson, threadKey, threadSchema } from './format';
-import { type ThreadPatch, mergeThreads, threadHas } from './merge';
+import { type ThreadPatch, mergeThreads, stamped, threadHas } from './merge';
 import type { StoreBudget, StoreGuard } from './guard';
 import type { MemoryStore } from './memory';
 import { recentCache } from './recent';
@@ -106,7 +106,9 @@ export class ThreadRecords {
     return threads.length;
   }
 
-  private async mergeInto(digest: string, patch: ThreadPatch, budget: StoreBudget, { attempts = 1, keepCount, older = false }: ThreadWrite): Promise<boolean> {
+  private async mergeInto(digest: string, written: ThreadPatch, budget: StoreBudget, { attempts = 1, keepCount, older = false }: ThreadWrite): Promise<boolean> {
+    // What this instance writes now is used now; a restored state keeps the times it had.
+    const patch = older ? written : stamped(written, this.clock.now());
     let current = await this.read(digest, budget);
     for (let attempt = 1; ; attempt++) {
       // Entries of the same identity: the newer wins, and the newest come first.

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { compaction } from '../../src';
 import { checkpointText } from '../../src/checkpoint/message';
 import { keepEnds } from '../../src/checkpoint/serialize';
@@ -46,6 +46,30 @@ describe('compaction', () => {
       });
       await expect(run).rejects.toThrow('ai-compaction: providerOptions.compaction.scope must be a string, got 42');
       expect(scripted.calls).toHaveLength(0);
+    });
+
+    it('should refuse providerOptions.compaction that is not an object of its fields, naming the option and the value', async () => {
+      const cases: [unknown, string][] = [
+        ['tenant-1', 'ai-compaction: providerOptions.compaction must be an object of scope, compact and conversation, got "tenant-1"'],
+        [null, 'ai-compaction: providerOptions.compaction must be an object of scope, compact and conversation, got null'],
+        [['tenant-1'], 'ai-compaction: providerOptions.compaction must be an object of scope, compact and conversation, got an array'],
+        [{ scope: 'tenant-1', tenant: 'x' }, 'ai-compaction: providerOptions.compaction has an unknown field "tenant" (it takes scope, compact and conversation)'],
+        [{ conversation: 7 }, 'ai-compaction: providerOptions.compaction.conversation must be a string, got 7'],
+        [{ compact: 'yes' }, 'ai-compaction: providerOptions.compaction.compact must be true or false, got "yes"'],
+      ];
+      for (const [options, message] of cases) {
+        const scripted = scriptedModel();
+        const run = wrap(scripted.model, compaction()).doGenerate({ prompt: [user('hi')], providerOptions: { compaction: options } as never });
+        await expect(run).rejects.toThrow(TypeError);
+        await expect(run).rejects.toThrow(message);
+        expect(scripted.calls).toHaveLength(0);
+      }
+    });
+
+    it('should take a conversation name out of providerOptions.compaction before the provider sees it', async () => {
+      const scripted = scriptedModel();
+      await wrap(scripted.model, compaction()).doGenerate({ prompt: [user('hi')], providerOptions: { compaction: { scope: 't', conversation: 'chat-1' }, openai: { store: false } } });
+      expect(scripted.calls[0]!.providerOptions).toEqual({ openai: { store: false } });
     });
 
     it('should not compact on its own with auto: false', async () => {
@@ -168,6 +192,48 @@ describe('compaction', () => {
       const later = scripted.stepCalls().slice(40);
       expect(later.map((call) => textOf(call.prompt[0]!).startsWith('<conversation-checkpoint>'))).toEqual(new Array(40).fill(true));
       expect(later.map((call) => textOf(call.prompt[1]!))).toEqual(Array.from({ length: 40 }, (_, index) => `ask ${index}`));
+    });
+  });
+
+  describe('conversations that share an opening through its first reply', () => {
+    it('should let none of 64 conversations sharing an opening re-summarise on its next step', async () => {
+      // One index for all 64 (a fixed task and its canned first reply): each conversation's
+      // checkpoint and count stay while it is in use, whatever the others wrote since.
+      const scripted = scriptedModel();
+      const middleware = compaction({ contextWindow: 20_000 });
+      const wrapped = wrap(scripted.model, middleware);
+      const opening = [user('Run the nightly audit.'), assistant('Starting the audit.')];
+      // About 18,000 tokens: over the ceiling of 17,000, so each compacts on its first step.
+      const conversation = (index: number) => [...opening, user(`c${index} ${tokens(9_000)}`), assistant(tokens(9_000, 'a')), user('go')];
+      for (let index = 0; index < 64; index++) await wrapped.doGenerate({ prompt: conversation(index) });
+      expect(scripted.summaryCalls()).toHaveLength(64);
+      for (let index = 0; index < 64; index++) await wrapped.doGenerate({ prompt: [...conversation(index), assistant('done'), user('next')] });
+      expect(scripted.summaryCalls()).toHaveLength(64);
+      const later = scripted.stepCalls().slice(64);
+      expect(later.map((call) => textOf(call.prompt[0]!).startsWith('<conversation-checkpoint>'))).toEqual(new Array(64).fill(true));
+    });
+  });
+
+  describe('what a thread keeps', () => {
+    afterEach(() => vi.restoreAllMocks());
+
+    it('should mark the checkpoint a step went out with as used at that step, so that a full thread keeps it', async () => {
+      let now = 1_700_000_000_000;
+      vi.spyOn(Date, 'now').mockImplementation(() => now);
+      const store = memoryStore();
+      const scripted = scriptedModel();
+      const middleware = compaction({ contextWindow: 200_000, store });
+      const wrapped = wrap(scripted.model, middleware);
+      const prompt = [user('Run the nightly audit.'), assistant('Starting.'), user('go')];
+      middleware.compactNext();
+      await wrapped.doGenerate({ prompt });
+      const [digest] = Object.keys(middleware.state().threads);
+      const entry = async () => (JSON.parse((await store.get(`thread:${digest}`))!) as { checkpoints: { at?: number }[] }).checkpoints[0]!;
+      expect((await entry()).at).toBe(1_700_000_000_000);
+      now += 60_000;
+      await wrapped.doGenerate({ prompt: [...prompt, assistant('done'), user('next')] });
+      expect(hasCheckpointText(scripted.stepCalls().at(-1)!.prompt)).toBe(true);
+      expect((await entry()).at).toBe(1_700_000_060_000);
     });
   });
 
@@ -442,20 +508,21 @@ function ownTag(prompt: Message[]): string {
 }
 
 describe('provider counts', () => {
-  it('should keep a count measured with another system prompt, plus the growth of the system prompt', async () => {
-    // The first prompt is counted at 100 tokens (too few for its 12,008 characters to learn from).
-    // The next one, under a 14,000-token system prompt, rests on that count: 100 + 10 output + the
-    // system prompt's growth, (56,000 - 5) / 4 = 13,999, + 'next' = 14,110; not its whole
-    // estimate, 18,502.
-    const scripted = scriptedModel({ inputTokens: () => 100 });
+  it('should keep a count measured with another system prompt, plus the growth of the system prompt, in a named conversation', async () => {
+    // The first prompt is counted at 500 tokens (too few for its 12,008 characters to learn from,
+    // enough to be right: over a fifth of 12,008 / 5). The next one, under a 14,000-token system
+    // prompt, rests on that count: 500 + 10 output + the system prompt's growth, (56,000 - 5) / 4
+    // = 13,999, + 'next' = 14,510; not its whole estimate, 18,502.
+    const scripted = scriptedModel({ inputTokens: () => 500 });
     const middleware = compaction({ contextWindow: 200_000 });
     const wrapped = wrap(scripted.model, middleware);
     const conversation = [user('hi'), assistant('a'.repeat(4 * 3_000)), user('q')];
-    await wrapped.doGenerate({ prompt: [{ role: 'system', content: 'short' }, ...conversation] });
+    const named = { compaction: { conversation: 'chat-1' } };
+    await wrapped.doGenerate({ prompt: [{ role: 'system', content: 'short' }, ...conversation], providerOptions: named });
     middleware.compactNext();
     const second: Message[] = [{ role: 'system', content: 's'.repeat(4 * 14_000) }, ...conversation, assistant('b'.repeat(4 * 1_500)), user('next')];
-    await wrapped.doGenerate({ prompt: second });
-    expect(middleware.last()).toMatchObject({ reason: 'manual', tokensBefore: 14_110 });
+    await wrapped.doGenerate({ prompt: second, providerOptions: named });
+    expect(middleware.last()).toMatchObject({ reason: 'manual', tokensBefore: 14_510 });
     expect(estimatePrompt(second)).toBe(18_502);
   });
 
@@ -474,3 +541,7 @@ describe('provider counts', () => {
     expect(threads.map((thread) => thread.counts.map((count) => count.length)).sort()).toEqual([[1], [39]]);
   });
 });
+
+function hasCheckpointText(prompt: Message[]): boolean {
+  return prompt.some((message) => textOf(message).startsWith('<conversation-checkpoint>'));
+}

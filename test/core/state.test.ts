@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { THREAD_LIMIT } from '../../src/tunables';
 import { compaction, memoryStore } from '../../src';
 import type { CompactionStore } from '../../src/store/types';
 import { STATE_LIMITS, buildState, parseState } from '../../src/state';
@@ -15,7 +16,7 @@ const D = 'd'.repeat(64);
 const E = '0123456789abcdef'.repeat(4);
 
 const checkpointA: StoredCheckpoint = {
-  v: 1,
+  v: 2,
   digest: A,
   length: 4,
   summary: '## Objective\n- Fix the login bug\n\n## Next Move\n1. Add a test',
@@ -27,7 +28,7 @@ const checkpointA: StoredCheckpoint = {
 };
 
 const checkpointB: StoredCheckpoint = {
-  v: 1,
+  v: 2,
   digest: B,
   length: 12,
   summary: '## Objective\n- Ship it',
@@ -39,7 +40,7 @@ const checkpointB: StoredCheckpoint = {
 };
 
 const threadC: Thread = {
-  v: 1,
+  v: 2,
   checkpoints: [
     { length: 12, digest: B },
     { length: 4, digest: A },
@@ -49,7 +50,7 @@ const threadC: Thread = {
 };
 
 const threadE: Thread = {
-  v: 1,
+  v: 2,
   checkpoints: [],
   counts: [{ length: 2, digest: D, checkpoint: null, frame: E, input: 1_000, output: 50 }],
   holds: [{ length: 3, digest: D, checkpoint: B, size: 150_500 }],
@@ -93,10 +94,10 @@ function refusal(value: unknown): TypeError {
 
 describe('state', () => {
   describe('buildState', () => {
-    it('should make a JSON value of format ai-compaction/state, version 1, with a SHA-256 checksum', () => {
+    it('should make a JSON value of format ai-compaction/state, version 2, with a SHA-256 checksum', () => {
       const state = validState();
       expect(state.format).toBe('ai-compaction/state');
-      expect(state.version).toBe(1);
+      expect(state.version).toBe(2);
       expect(state.checksum).toMatch(/^[0-9a-f]{64}$/);
       expect(Object.keys(state.checkpoints).sort()).toEqual([A, B]);
       expect(Object.keys(state.threads).sort()).toEqual([E, C]);
@@ -171,14 +172,19 @@ describe('state', () => {
       expect(refusal(state).message).toMatch(/extra|unrecognized/i);
     });
 
+    it('should refuse a state of version 1 (its keys are not those of this version), nothing of it applied', () => {
+      const state = { ...validState(), version: 1 };
+      expect(refusal(state).message).toContain('it is of version 1, this version reads 2');
+    });
+
     it('should refuse a state of another version, saying which', () => {
-      const state = { ...validState(), version: 2 };
-      expect(refusal(state).message).toContain('it is of version 2, this version reads 1');
+      const state = { ...validState(), version: 3 };
+      expect(refusal(state).message).toContain('it is of version 3, this version reads 2');
     });
 
     it('should not call a version given as text the same version', () => {
-      const state = { ...validState(), version: '1' };
-      expect(refusal(state).message).toContain('it is of version "1", this version reads 1');
+      const state = { ...validState(), version: '2' };
+      expect(refusal(state).message).toContain('it is of version "2", this version reads 2');
     });
 
     it('should refuse a value of another format, saying what it has instead', () => {
@@ -211,10 +217,10 @@ describe('state', () => {
         ['null for an object (invalid type)', (state: Record<string, any>) => (state.threads[C] = null), `threads.${C} is null, expected an object`],
         ['a negative count (too small, inclusive)', (state: Record<string, any>) => (state.checkpoints[A].tokensAfter = -1), `checkpoints.${A}.tokensAfter is -1, expected 0 or more`],
         ['a length of 0 (too small, exclusive)', (state: Record<string, any>) => (state.checkpoints[A].length = 0), `checkpoints.${A}.length is 0, expected more than 0`],
-        ['too many entries (too big)', (state: Record<string, any>) => (state.threads[E].holds = Array.from({ length: 65 }, () => threadE.holds[0])), `threads.${E}.holds has 65 entries, expected at most 64 entries`],
+        ['too many entries (too big)', (state: Record<string, any>) => (state.threads[E].holds = Array.from({ length: 257 }, () => threadE.holds[0])), `threads.${E}.holds has 257 entries, expected at most 256 entries`],
         ['too many failures in a row (too big, a number)', (state: Record<string, any>) => Object.assign(state.threads[E].holds[0], { cause: 'failed', failures: 65 }), `threads.${E}.holds[0].failures is 65, expected 64 or less`],
         ['a value not among the choices (invalid enum)', (state: Record<string, any>) => (state.checkpoints[A].reason = 'whim'), `checkpoints.${A}.reason is "whim", expected one of "auto", "overflow", "manual"`],
-        ['another record version (invalid literal)', (state: Record<string, any>) => (state.threads[C].v = 2), `threads.${C}.v is 2, expected 1`],
+        ['another record version (invalid literal)', (state: Record<string, any>) => (state.threads[C].v = 1), `threads.${C}.v is 1, expected 2`],
         ['a digest that is not one (invalid format)', (state: Record<string, any>) => (state.threads[C].counts[0].frame = 'nope'), `threads.${C}.counts[0].frame is "nope", expected a 64-hex-digit digest`],
         [
           'a native keep out of order (custom refinement)',
@@ -298,16 +304,16 @@ describe('state', () => {
     });
 
     it('should keep the newer entries a store already has over the older ones of a restored state', async () => {
-      // The state's thread is full (32 checkpoint entries); the store has a newer, longer one since.
+      // The state's thread is full (THREAD_LIMIT checkpoint entries); the store has a newer, longer one since.
       const store = memoryStore();
-      const old: Thread = { v: 1, checkpoints: Array.from({ length: 32 }, (_, index) => ({ length: 32 - index, digest: index.toString(16).padStart(64, '0') })), counts: [], holds: [] };
-      const newer = { length: 40, digest: 'e'.repeat(64) };
-      await store.set(`thread:${C}`, JSON.stringify({ ...old, checkpoints: [newer, ...old.checkpoints.slice(0, 31)] }));
+      const old: Thread = { v: 2, checkpoints: Array.from({ length: THREAD_LIMIT }, (_, index) => ({ length: THREAD_LIMIT - index, digest: index.toString(16).padStart(64, '0') })), counts: [], holds: [] };
+      const newer = { length: THREAD_LIMIT + 8, digest: 'e'.repeat(64) };
+      await store.set(`thread:${C}`, JSON.stringify({ ...old, checkpoints: [newer, ...old.checkpoints.slice(0, THREAD_LIMIT - 1)] }));
       const middleware = compaction({ state: buildState(new Map([[C, old]]), new Map()), store });
       await middleware.transformParams!({ type: 'generate', params: { prompt: [] }, model: {} as never });
       const thread = JSON.parse((await store.get(`thread:${C}`))!) as Thread;
       expect(thread.checkpoints[0]).toEqual(newer);
-      expect(thread.checkpoints).toHaveLength(32);
+      expect(thread.checkpoints).toHaveLength(THREAD_LIMIT);
     });
 
     it('should refuse a tampered state at construction', () => {

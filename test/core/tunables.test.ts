@@ -17,7 +17,7 @@ const NOT_TUNABLE: Record<string, string> = {
   'store/format.ts FORMAT_VERSION': 'the version of the stored format: changing it is a format change, not a tuning',
   'store/seal.ts NONCE_BYTES': 'the AES-GCM nonce of a sealed value (96 bits): fixed by the format, values sealed before must open',
   'store/seal.ts TAG_BYTES': "the AES-GCM tag of a sealed value (128 bits, Web Crypto's default): fixed by the format",
-  'store/seal.ts MAX_SEALED_LENGTH': 'derived from MAX_SEALED_TEXT (tunables.ts) by the format: UTF-8, nonce, tag, base64',
+  'store/seal.ts MAX_SEALED_LENGTH': 'derived from STATE_LIMITS (tunables.ts) by the format: UTF-8, nonce, tag, base64',
   'sizing/estimate.ts UNTAUGHT_ESTIMATOR': "the dense measure as an estimator: its factor 1 is the identity (the measure's own figure), not a choice",
   'catalog/match.ts PROMPT_CACHE_TTL_MS': "the providers' prompt-cache lifetime (5 minutes, the shortest they state): data of the model catalog, a fact of their APIs, not a choice",
   'prompt/hash.ts LARGE': 'the length from which a string is encoded on its own: changes how fast a digest is made, never its bytes',

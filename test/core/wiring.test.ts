@@ -195,11 +195,12 @@ describe('options wired through the middleware', () => {
 
 describe('provider counts', () => {
   it('should keep a count when only the tool definitions changed, plus their growth', async () => {
-    // Step 1 is counted at 100 tokens (too few for its characters to learn from). Step 2 has the
-    // same system prompt and conversation (plus a reply and a new message), but a tool whose
-    // description alone is 16,900 tokens: 100 + 10 + its growth (67,601 characters, 16,900) + 1
-    // is 17,011, over the 17,000 ceiling of a 20,000 window, while 100 + 10 + 1 would not be.
-    const scripted = scriptedModel({ inputTokens: () => 100 });
+    // Step 1 is counted at 200 tokens (too few for its characters to learn from, enough to be
+    // right). Step 2 has the same system prompt and conversation (plus a reply and a new message),
+    // but a tool whose description alone is 16,900 tokens: 200 + 10 + its growth (67,601
+    // characters, 16,900) + 1 is 17,111, over the 17,000 ceiling of a 20,000 window, while
+    // 200 + 10 + 1 would not be.
+    const scripted = scriptedModel({ inputTokens: () => 200 });
     const middleware = compaction({ contextWindow: 20_000 });
     const wrapped = wrap(scripted.model, middleware);
     const conversation = [system('You are a coding agent.'), user('hi'), assistant(tokens(1_000, 'a')), user('q')];
@@ -209,7 +210,7 @@ describe('provider counts', () => {
     const second = [...conversation, assistant('done'), user('next')];
     await wrapped.doGenerate({ prompt: second, tools: big });
     expect(scripted.summaryCalls()).toHaveLength(1);
-    expect(middleware.last()).toMatchObject({ reason: 'auto', tokensBefore: 100 + 10 + 16_900 + 1 });
+    expect(middleware.last()).toMatchObject({ reason: 'auto', tokensBefore: 200 + 10 + 16_900 + 1 });
     // Not the whole prompt's estimate:
     expect(estimatePrompt(second, big)).toBe(17_944);
   });

@@ -60,7 +60,8 @@ describe('redisStore with prepare', () => {
     const [threadKey] = await ioredis.keys(`${prefix}thread:*`);
     const thread = JSON.parse((await ioredis.get(threadKey!))!) as { checkpoints: unknown[]; prepared?: Array<{ length: number; digest: string }> };
     expect(thread.checkpoints).toEqual([]);
-    expect(thread.prepared).toEqual([{ length: 14, digest: checkpointKey!.slice(`${prefix}cp:`.length) }]);
+    // Each entry with when it was written or last used (`at`).
+    expect(thread.prepared).toEqual([{ length: 14, digest: checkpointKey!.slice(`${prefix}cp:`.length), at: expect.any(Number) }]);
 
     // A second instance, on another client: under the ceiling the conversation goes out whole.
     const second = scriptedModel();
@@ -80,7 +81,7 @@ describe('redisStore with prepare', () => {
     // conversation of the step that sent it (where it left the prompt: the next is prepared from there).
     const promoted = JSON.parse((await ioredis.get(threadKey!))!) as { checkpoints: unknown[] };
     expect(promoted.checkpoints).toEqual([
-      { length: 14, digest: checkpointKey!.slice(`${prefix}cp:`.length), sent: { length: atCeiling().length, digest: expect.stringMatching(/^[0-9a-f]{64}$/) } },
+      { length: 14, digest: checkpointKey!.slice(`${prefix}cp:`.length), sent: { length: atCeiling().length, digest: expect.stringMatching(/^[0-9a-f]{64}$/) }, at: expect.any(Number) },
     ]);
     const third = scriptedModel();
     const next = [...atCeiling(), assistant('done'), user('thanks')];

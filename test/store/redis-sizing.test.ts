@@ -25,12 +25,18 @@ describe('redisStore with learned characters a token', () => {
     const b = compaction({ contextWindow: 200_000, store: redisStore({ client: nodeRedis, prefix }) });
     await wrap(model, a).doGenerate({ prompt: [user(taught)] });
 
-    const key = `${prefix}sizing:${await sha256Hex(new TextEncoder().encode('mock-provider:mock-model-id'))}`;
-    expect(JSON.parse((await ioredis.get(key))!)).toMatchObject({ model: 'mock-provider:mock-model-id', chars: [{ measured: 12_000, counted: 4_000 }] });
+    // Per model and scope: here no scope.
+    const key = `${prefix}sizing:${await sha256Hex(new TextEncoder().encode(JSON.stringify(['mock-provider:mock-model-id', ''])))}`;
+    expect(JSON.parse((await ioredis.get(key))!)).toMatchObject({ model: 'mock-provider:mock-model-id', scope: '', chars: [{ measured: 12_000, counted: 4_000 }] });
 
     b.compactNext();
     await wrap(model, b).doGenerate({ prompt: probe('redis') });
     expect(b.last()!.tokensBefore).toBe(3_000);
+
+    // Another scope on the same Redis: that tenant's prompts taught nothing, 4 stands.
+    b.compactNext();
+    await wrap(model, b).doGenerate({ prompt: probe('scoped'), providerOptions: { compaction: { scope: 'tenant-2' } } });
+    expect(b.last()!.tokensBefore).toBe(2_250);
 
     // An instance on another prefix (another Redis, in effect) has nothing to learn from: 4 stands.
     const c = compaction({ contextWindow: 200_000, store: redisStore({ client: ioredis, prefix: `${prefix}other:` }) });

@@ -2,7 +2,7 @@
 // `ai` and `@ai-sdk/openai` to the v7 installs): a consumer's code must type-check unchanged with either.
 import { createOpenAI } from '@ai-sdk/openai';
 import { type LanguageModelMiddleware, defaultSettingsMiddleware, generateText, streamText, wrapLanguageModel } from 'ai';
-import { CompactionError, type CompactionRecord, compaction, isContextOverflowError, isSummaryRequest } from '../../src';
+import { type CompactionCallOptions, CompactionError, type CompactionRecord, compaction, isContextOverflowError, isSummaryRequest } from '../../src';
 
 const openai = createOpenAI({ apiKey: 'test' });
 const middleware = compaction({ contextWindow: 200_000, buffer: '20%', keep: 10_000, onCompaction: (record: CompactionRecord) => record.reason });
@@ -16,6 +16,9 @@ const typed: LanguageModelMiddleware = middleware;
 
 export async function consumer(): Promise<void> {
   await generateText({ model, prompt: 'hi', providerOptions: { compaction: { scope: 'tenant-1' } } });
+  // useChat's chat id names the conversation: its checkpoint follows the name, whatever the system prompt.
+  const call: CompactionCallOptions = { scope: 'tenant-1', conversation: 'chat-1', compact: false };
+  await generateText({ model, system: `Today is ${new Date().toDateString()}.`, prompt: 'hi', providerOptions: { compaction: { ...call } } });
   streamText({ model: chained, prompt: 'hi' });
   middleware.compactNext();
   const last: CompactionRecord | undefined = middleware.last();

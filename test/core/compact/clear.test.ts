@@ -43,7 +43,7 @@ const toolCallIds = (prompt: readonly Message[]) => prompt.flatMap((message) => 
 
 async function viewOf(conversation: Message[], checkpoint?: StoredCheckpoint) {
   const keeper = new Keeper(memoryStore(), { warn: () => {} });
-  const view = await resolveView(keeper, { prompt: conversation }, '', 'mock-provider:mock-model-id', FIXED_ESTIMATOR, keeper.budget());
+  const view = await resolveView(keeper, { prompt: conversation }, { scope: '' }, 'mock-provider:mock-model-id', FIXED_ESTIMATOR, keeper.budget());
   return checkpoint === undefined ? view : withCheckpoint(view, checkpoint);
 }
 
@@ -479,7 +479,7 @@ describe('clearing old tool results', () => {
 
     it('should refuse a state whose cleared checkpoint is inconsistent, saying where', () => {
       const digest = 'a'.repeat(64);
-      const checkpoint = { v: 1, digest, length: 4, summary: '', record: '', reason: 'auto', tokensBefore: 90_000, tokensAfter: 9_000, createdAt: 1, clear: { from: 4, base: false, at: 6, outputs: 1, characters: 100 } };
+      const checkpoint = { v: 2, digest, length: 4, summary: '', record: '', reason: 'auto', tokensBefore: 90_000, tokensAfter: 9_000, createdAt: 1, clear: { from: 4, base: false, at: 6, outputs: 1, characters: 100 } };
       const state = buildState(new Map(), new Map([[digest, checkpoint as StoredCheckpoint]]));
       expect(() => parseState(state)).toThrow(`ai-compaction: option state is refused: checkpoints.${digest}.clear must start before the end of what it covers`);
       // A state made before clearing existed (no `clear`) is read as it was.

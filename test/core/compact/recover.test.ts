@@ -188,7 +188,7 @@ describe('overflow recovery', () => {
       const model = new MockLanguageModel({
         doGenerate: async (params: CallOptions) => {
           if (isSummaryPrompt(params.prompt)) throw broken;
-          return textResult('ok', 10, 10);
+          return textResult('ok', estimatePrompt(params.prompt), 10);
         },
       });
       const middleware = compaction({ contextWindow: 200_000, logger: log.logger });

@@ -127,10 +127,11 @@ describe('hash', () => {
   describe('PrefixDigests', () => {
     const conversation: Message[] = [user('fix the bug'), assistant('Which file?'), user('src/a.ts')];
 
-    it('should give the SHA-256 of the scope and the canonical messages of each prefix', async () => {
+    it('should give the SHA-256 of the scope, the system messages or the name, and the canonical messages of each prefix', async () => {
       const digests = new PrefixDigests('tenant-1', conversation);
       expect(digests.length).toBe(3);
-      const header = 'ai-compaction/v1\u0000tenant-1\u0000';
+      // No system messages, no name: the scope, then `s` and the empty list of system messages.
+      const header = 'ai-compaction/v2\u0000s8:tenant-1s[]\u0000';
       // The hashed form is the canonical form with every string written s<length>:<characters>.
       const hashed = (value: unknown): string =>
         typeof value === 'string'
@@ -145,6 +146,21 @@ describe('hash', () => {
         expect(digest).toMatch(/^[0-9a-f]{64}$/);
         expect(digest).toBe(await expectedDigest(header + lines.slice(0, count).join('')));
       }
+    });
+
+    it('should key the digests by the system messages without a name, by the name with one, and the opening by the scope alone', async () => {
+      const digest = (key: ConstructorParameters<typeof PrefixDigests>[0]) => new PrefixDigests(key, conversation).of(3);
+      const monday = [{ role: 'system' as const, content: 'Today is Monday.' }];
+      const tuesday = [{ role: 'system' as const, content: 'Today is Tuesday.' }];
+      expect(await digest({ scope: '', system: monday })).not.toBe(await digest({ scope: '', system: tuesday }));
+      expect(await digest({ scope: '', system: monday, conversation: 'chat-1' })).toBe(await digest({ scope: '', system: tuesday, conversation: 'chat-1' }));
+      expect(await digest({ scope: '', conversation: 'chat-1' })).not.toBe(await digest({ scope: '', conversation: 'chat-2' }));
+      // A name never passes for system messages, nor the other way round.
+      expect(await digest({ scope: '', conversation: '[]' })).not.toBe(await digest({ scope: '' }));
+      const opening = (key: ConstructorParameters<typeof PrefixDigests>[0]) => new PrefixDigests(key, conversation).opening(2);
+      expect(opening({ scope: 't', system: monday })).toBe(opening({ scope: 't', conversation: 'chat-1' }));
+      expect(opening({ scope: 't', system: monday })).not.toBe(opening({ scope: 'u', system: monday }));
+      expect(opening({ scope: 't' })).not.toBe(await new PrefixDigests('t', conversation).of(2));
     });
 
     it('should tell apart strings with lone surrogates, which UTF-8 cannot carry', async () => {

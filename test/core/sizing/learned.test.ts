@@ -15,6 +15,8 @@ import { assistant, recordingLogger, scriptedModel, system, textOf, user, wrap }
 
 const MODEL = 'mock-provider:mock-model-id';
 const sample = (measured: number, counted: number, at = 0) => ({ at, measured, counted });
+/** What `state()` keys the model's sizing in no scope by. */
+const KEY = JSON.stringify([MODEL, '']);
 
 function provider(counts: Map<string, number>, modelId?: string) {
   return scriptedModel({
@@ -27,9 +29,9 @@ function provider(counts: Map<string, number>, modelId?: string) {
 const probe = (tag: string): Message[] => [user(`${tag}${'b'.repeat(6_000 - tag.length)}`), assistant('c'.repeat(3_000)), user('q')];
 
 /** The size the middleware gives a step of `prompt` (the `tokensBefore` of a manual compaction of it). */
-async function sizeOf(middleware: ReturnType<typeof compaction>, model: unknown, prompt: Message[], tools?: FunctionTool[]): Promise<number> {
+async function sizeOf(middleware: ReturnType<typeof compaction>, model: unknown, prompt: Message[], tools?: FunctionTool[], conversation?: string): Promise<number> {
   middleware.compactNext();
-  await wrap(model, middleware).doGenerate({ prompt, ...(tools === undefined ? {} : { tools }) });
+  await wrap(model, middleware).doGenerate({ prompt, ...(tools === undefined ? {} : { tools }), ...(conversation === undefined ? {} : { providerOptions: { compaction: { conversation } } }) });
   return middleware.last()!.tokensBefore;
 }
 
@@ -195,14 +197,14 @@ describe('learned characters a token', () => {
       expect(await sizeOf(compaction({ contextWindow: 200_000 }), scripted.model, probe('s2'))).toBe(2_250);
     });
 
-    it('should keep it under sizing:<SHA-256 of provider:modelId>, as the recent samples', async () => {
+    it('should keep it under sizing:<SHA-256 of ["provider:modelId","scope"]>, as the recent samples', async () => {
       const counts = new Map<string, number>();
       const scripted = provider(counts);
       const store = memoryStore();
       const middleware = compaction({ contextWindow: 200_000, store });
       await counted(middleware, counts, scripted.model, 12_000, 4_000);
-      const raw = await store.get(`sizing:${await sha256Hex(new TextEncoder().encode(MODEL))}`);
-      expect(JSON.parse(raw!)).toEqual({ v: 1, model: MODEL, chars: [{ at: expect.any(Number), measured: 12_000, counted: 4_000 }], tokenizer: [] });
+      const raw = await store.get(`sizing:${await sha256Hex(new TextEncoder().encode(JSON.stringify([MODEL, ''])))}`);
+      expect(JSON.parse(raw!)).toEqual({ v: 2, model: MODEL, scope: '', chars: [{ at: expect.any(Number), measured: 12_000, counted: 4_000 }], tokenizer: [] });
     });
 
     it('should read the store again after 30 seconds, not on every step', async () => {
@@ -226,11 +228,58 @@ describe('learned characters a token', () => {
 
     it('should ignore a malformed record in the store, with a warning', async () => {
       const store = memoryStore();
-      await store.set(`sizing:${await sha256Hex(new TextEncoder().encode(MODEL))}`, JSON.stringify({ v: 1, model: MODEL, chars: [{ at: 0, measured: 10, counted: -1 }], tokenizer: [] }));
+      await store.set(`sizing:${await sha256Hex(new TextEncoder().encode(JSON.stringify([MODEL, ''])))}`, JSON.stringify({ v: 2, model: MODEL, scope: '', chars: [{ at: 0, measured: 10, counted: -1 }], tokenizer: [] }));
       const { warn, logger } = recordingLogger();
       const scripted = scriptedModel();
       expect(await sizeOf(compaction({ contextWindow: 200_000, store, logger }), scripted.model, probe('m1'))).toBe(2_250);
       expect(warn.some((line) => line.includes('ignored a malformed sizing record'))).toBe(true);
+    });
+  });
+
+  describe('per model and scope', () => {
+    // Another tenant's CJK prompts: about a character a token, clamped to 1.5.
+    const cjk = (tag: string) => `${tag}:${'漢'.repeat(6_000)}`;
+    const tenants = () =>
+      scriptedModel({
+        inputTokens: (prompt) => {
+          const text = prompt.map(textOf).join('');
+          return /漢/.test(text) ? text.length : Math.round(text.length / 4);
+        },
+      });
+    /** An English conversation new to the instance: 9,642 tokens by the provider's count and at 4 characters a token. */
+    const english = [user(`en:${'word '.repeat(7_712)}`), assistant('fine'), user('go on')];
+
+    it("should never move one tenant's estimate by another tenant's counts", async () => {
+      const scripted = tenants();
+      // Window 20,000: ceiling 17,000.
+      const middleware = compaction({ contextWindow: 20_000 });
+      const wrapped = wrap(scripted.model, middleware);
+      for (const tag of ['k1', 'k2']) await wrapped.doGenerate({ prompt: [user(cjk(tag))], providerOptions: { compaction: { scope: 'tenant-b' } } });
+      await wrapped.doGenerate({ prompt: english, providerOptions: { compaction: { scope: 'tenant-a' } } });
+      expect(scripted.summaryCalls()).toHaveLength(0);
+      // Tenant B's own next conversation is estimated at what its counts taught: 1.5 characters a token.
+      middleware.compactNext();
+      // 4,500 characters: 3,000 tokens at 1.5 characters a token.
+      await wrapped.doGenerate({ prompt: [user(`zh:${'字'.repeat(2_997)}`), assistant('字'.repeat(1_499)), user('问')], providerOptions: { compaction: { scope: 'tenant-b' } } });
+      expect(middleware.last()!.tokensBefore).toBe(3_000);
+    });
+
+    it('should share a scope\'s ratio with every instance over one store, and only that scope\'s', async () => {
+      const counts = new Map<string, number>();
+      const scripted = provider(counts);
+      const store = memoryStore();
+      const first = compaction({ contextWindow: 200_000, store });
+      const text = `c0:${'a'.repeat(11_997)}`;
+      counts.set(text, 4_000);
+      await wrap(scripted.model, first).doGenerate({ prompt: [user(text)], providerOptions: { compaction: { scope: 'tenant-a' } } });
+      const second = compaction({ contextWindow: 200_000, store });
+      const sized = async (scope: string, tag: string) => {
+        second.compactNext();
+        await wrap(scripted.model, second).doGenerate({ prompt: probe(tag), providerOptions: { compaction: { scope } } });
+        return second.last()!.tokensBefore;
+      };
+      expect(await sized('tenant-a', 'p1')).toBe(3_000);
+      expect(await sized('tenant-b', 'p2')).toBe(2_250);
     });
   });
 
@@ -241,7 +290,7 @@ describe('learned characters a token', () => {
       const first = compaction({ contextWindow: 200_000 });
       await counted(first, counts, scripted.model, 12_000, 4_000);
       const saved = JSON.parse(JSON.stringify(first.state()));
-      expect(saved.sizing[MODEL].chars).toEqual([{ at: expect.any(Number), measured: 12_000, counted: 4_000 }]);
+      expect(saved.sizing[KEY].chars).toEqual([{ at: expect.any(Number), measured: 12_000, counted: 4_000 }]);
       const next = compaction({ contextWindow: 200_000, state: saved, store: memoryStore() });
       expect(next.state().sizing).toEqual(saved.sizing);
       expect(await sizeOf(next, scripted.model, probe('t1'))).toBe(3_000);
@@ -257,14 +306,16 @@ describe('learned characters a token', () => {
       const first = compaction({ contextWindow: 200_000 });
       await counted(first, counts, scripted.model, 12_000, 4_000);
       const saved = JSON.parse(JSON.stringify(first.state()));
-      saved.sizing[MODEL].chars[0].counted = -4_000;
-      expect(() => compaction({ state: saved })).toThrow(`ai-compaction: option state is refused: sizing.${MODEL}.chars[0].counted is -4000, expected more than 0`);
+      saved.sizing[KEY].chars[0].counted = -4_000;
+      expect(() => compaction({ state: saved })).toThrow(`ai-compaction: option state is refused: sizing.${KEY}.chars[0].counted is -4000, expected more than 0`);
     });
 
-    it('should refuse a state whose record is of another model than its key', () => {
-      const record: ModelSizing = { v: 1, model: 'b:other', chars: [sample(12_000, 4_000)], tokenizer: [] };
-      const state = buildState(new Map(), new Map(), { 'a:model': record });
-      expect(() => compaction({ state })).toThrow('ai-compaction: option state is refused: sizing.a:model holds what was learned of another model (b:other)');
+    it('should refuse a state whose record is of another model or scope than its key', () => {
+      const record: ModelSizing = { v: 2, model: 'b:other', scope: '', chars: [sample(12_000, 4_000)], tokenizer: [] };
+      const state = buildState(new Map(), new Map(), { '["a:model",""]': record });
+      expect(() => compaction({ state })).toThrow('ai-compaction: option state is refused: sizing.["a:model",""] holds what was learned of another model or scope (["b:other",""])');
+      const scoped = buildState(new Map(), new Map(), { '["a:model","tenant-a"]': { ...record, model: 'a:model', scope: 'tenant-b' } });
+      expect(() => compaction({ state: scoped })).toThrow('ai-compaction: option state is refused: sizing.["a:model","tenant-a"] holds what was learned of another model or scope (["a:model","tenant-b"])');
     });
   });
 
@@ -272,32 +323,36 @@ describe('learned characters a token', () => {
     const tool = (name: string, description: string): FunctionTool => ({ type: 'function', name, description, inputSchema: { type: 'object', properties: { path: { type: 'string' } } } });
     const read = tool('read_file', 'Read a file.');
     const write = tool('write_file', `Write a file. ${'w'.repeat(4_000)}`);
-    // Counted at 100 tokens: too few for the prompt's characters to teach a ratio, so 4 stands.
+    // Counted at 400 tokens: too few for the prompt's characters to teach a ratio, so 4 stands,
+    // and enough to be right (over a fifth of its characters at 5 a token).
     const start = [system('You are a coding agent.'), user(`frame:${'u'.repeat(8_000)}`)];
 
     it('should rest on the count plus the added tool\'s estimate', async () => {
-      const scripted = scriptedModel({ inputTokens: () => 100 });
+      const scripted = scriptedModel({ inputTokens: () => 400 });
       const middleware = compaction({ contextWindow: 200_000 });
       await wrap(scripted.model, middleware).doGenerate({ prompt: start, tools: [read] });
       const next = [...start, assistant('reply'), user('next')];
-      expect(await sizeOf(middleware, scripted.model, next, [read, write])).toBe(100 + 10 + estimateTools([write]) + 1);
+      expect(await sizeOf(middleware, scripted.model, next, [read, write])).toBe(400 + 10 + estimateTools([write]) + 1);
       expect(estimateTools([write])).toBe(1_020);
       expect(estimatePrompt(next, [read, write])).toBe(3_049); // the whole prompt's estimate, not used
     });
 
-    it('should rest on the count plus a longer system prompt\'s growth', async () => {
-      const scripted = scriptedModel({ inputTokens: () => 100 });
+    it('should rest on the count plus a longer system prompt\'s growth, in a named conversation', async () => {
+      const scripted = scriptedModel({ inputTokens: () => 400 });
       const middleware = compaction({ contextWindow: 200_000 });
-      await wrap(scripted.model, middleware).doGenerate({ prompt: start, tools: [read] });
+      await wrap(scripted.model, middleware).doGenerate({ prompt: start, tools: [read], providerOptions: { compaction: { conversation: 'chat-1' } } });
       const next = [system(`You are a coding agent.${'s'.repeat(2_000)}`), ...start.slice(1), assistant('reply'), user('next')];
-      expect(await sizeOf(middleware, scripted.model, next, [read])).toBe(100 + 10 + 500 + 1);
+      expect(await sizeOf(middleware, scripted.model, next, [read], 'chat-1')).toBe(400 + 10 + 500 + 1);
+      // Unnamed, a count is found only under the system messages it measured: the whole prompt is estimated.
+      expect(await sizeOf(middleware, scripted.model, next, [read])).toBe(estimatePrompt(next, [read]));
     });
 
     it('should never rest on less than the count when a tool was removed', async () => {
-      const scripted = scriptedModel({ inputTokens: () => 100 });
+      // Counted at 900: more than its system messages and tools alone take at 5 characters a token.
+      const scripted = scriptedModel({ inputTokens: () => 900 });
       const middleware = compaction({ contextWindow: 200_000 });
       await wrap(scripted.model, middleware).doGenerate({ prompt: start, tools: [read, write] });
-      expect(await sizeOf(middleware, scripted.model, [...start, assistant('reply'), user('next')], [read])).toBe(100 + 10 + 1);
+      expect(await sizeOf(middleware, scripted.model, [...start, assistant('reply'), user('next')], [read])).toBe(900 + 10 + 1);
     });
 
     it('should take the growth at the learned ratio', async () => {
@@ -306,9 +361,9 @@ describe('learned characters a token', () => {
       const middleware = compaction({ contextWindow: 200_000 });
       const first = [user(`ratio:${'u'.repeat(11_994)}`)];
       counts.set(textOf(first[0]), 4_000); // 3 characters a token
-      await wrap(scripted.model, middleware).doGenerate({ prompt: first });
+      await wrap(scripted.model, middleware).doGenerate({ prompt: first, providerOptions: { compaction: { conversation: 'chat-1' } } });
       const added = system('s'.repeat(3_000));
-      expect(await sizeOf(middleware, scripted.model, [added, ...first, assistant('reply'), user('abc')])).toBe(4_000 + 10 + 1_000 + 1);
+      expect(await sizeOf(middleware, scripted.model, [added, ...first, assistant('reply'), user('abc')], undefined, 'chat-1')).toBe(4_000 + 10 + 1_000 + 1);
     });
   });
 

@@ -8,7 +8,7 @@ import type { CompactionStore } from '../../../src/store/types';
 
 const digest = (n: number) => n.toString(16).padStart(64, '0');
 const checkpoint = (n: number, length = 4): StoredCheckpoint => ({
-  v: 1, digest: digest(n), length, summary: `s${n}`, record: '', reason: 'auto', tokensBefore: 10, tokensAfter: 5, createdAt: 0,
+  v: 2, digest: digest(n), length, summary: `s${n}`, record: '', reason: 'auto', tokensBefore: 10, tokensAfter: 5, createdAt: 0,
 });
 
 function counted() {

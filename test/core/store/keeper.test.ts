@@ -57,7 +57,7 @@ function controlled() {
 
 const digest = (letter: string) => letter.repeat(64);
 const checkpoint = (letter: string, length = 4): StoredCheckpoint => ({
-  v: 1, digest: digest(letter), length, summary: 's', record: '', reason: 'auto', tokensBefore: 10, tokensAfter: 5, createdAt: 0,
+  v: 2, digest: digest(letter), length, summary: 's', record: '', reason: 'auto', tokensBefore: 10, tokensAfter: 5, createdAt: 0,
 });
 
 beforeEach(() => {

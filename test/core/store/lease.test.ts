@@ -13,7 +13,7 @@ import { ThreadRecords } from '../../../src/store/threads';
 const digest = (letter: string) => letter.repeat(64);
 const ref = { length: 4, digest: digest('c') };
 const thread = digest('t');
-const checkpoint: StoredCheckpoint = { v: 1, ...ref, summary: 's', record: '', reason: 'auto', tokensBefore: 10, tokensAfter: 5, createdAt: 0 };
+const checkpoint: StoredCheckpoint = { v: 2, ...ref, summary: 's', record: '', reason: 'auto', tokensBefore: 10, tokensAfter: 5, createdAt: 0 };
 
 function simulatedClock(start: number) {
   const slept: number[] = [];
@@ -100,7 +100,7 @@ describe('Leases', () => {
   it('should take no lease while the store is down', async () => {
     const { clock } = simulatedClock(1_000_000);
     const a = instance({ ...memoryStore(), connected: () => false }, clock);
-    expect(await a.threads.read(thread, a.guard.budget())).toEqual({ v: 1, checkpoints: [], counts: [], holds: [] });
+    expect(await a.threads.read(thread, a.guard.budget())).toEqual({ v: 2, checkpoints: [], counts: [], holds: [] });
     expect(a.guard.down).toBe(true);
     expect(await a.leases.take(thread, ref, 10_000, a.guard.budget())).toBeUndefined();
     expect((await a.threads.read(thread, a.guard.budget())).leases).toBeUndefined();
