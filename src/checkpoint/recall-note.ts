@@ -47,9 +47,11 @@ export function numberRecord(record: string, conversation: readonly Message[], c
     rest = rest.slice(0, Math.max(0, rest.length - block.length - 2));
   }
   if (rest !== '') {
-    // a record that starts inside a turn opens with the turn's user message (its ends when long) and a note
+    // a record that starts inside a turn opens with the turn's user message (its ends when long),
+    // and a note when steps of the turn come between
     const user = turnUserIndex(conversation, index + 1);
-    const opensTurn = user >= 0 && /^\[User\]: /.test(rest) && new RegExp(`\\n\\n${escape(earlierStepsNote(0)).replace('0', '\\d+')}$`).test(rest);
+    const noted = new RegExp(`\\n\\n${escape(earlierStepsNote(0)).replace('0', '\\d+')}$`).test(rest);
+    const opensTurn = user >= 0 && /^\[User\]: /.test(rest) && (noted || user === index);
     numbered.unshift(opensTurn ? position(user, rest) : rest);
   }
   return numbered.join('\n\n');
