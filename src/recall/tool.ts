@@ -49,13 +49,14 @@ export function recallTool({ maxTokens = DEFAULT_MAX_TOKENS, description = RECAL
     throw new TypeError(`ai-compaction: recallTool's description must be a non-empty string, got ${describe(description)}`);
   }
   const maxChars = maxTokens * CHARS_PER_TOKEN;
-  return tool<RecallInput, RecallAnswer>({
+  return tool({
     description,
     inputSchema,
     providerOptions: RECALL_PROVIDER_OPTIONS,
-    execute: (input, { messages }) => searchMessages(positionedMessages(messages as readonly HandedMessage[]), input, maxChars),
-    toModelOutput: ({ output }) => ({ type: 'text', value: answerText(output) }),
-  });
+    execute: (input: RecallInput, { messages }: { messages: readonly unknown[] }): RecallAnswer =>
+      searchMessages(positionedMessages(messages as readonly HandedMessage[]), input, maxChars),
+    toModelOutput: ({ output }: { output: RecallAnswer }) => ({ type: 'text' as const, value: answerText(output) }),
+  }) as Tool<RecallInput, RecallAnswer>;
 }
 
 /** About 4,000 tokens an answer (docs/design.md, "Recall"). */
