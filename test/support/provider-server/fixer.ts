@@ -37,6 +37,10 @@
 //    the failure names a setting whose value is unknown -> `read_file config/settings.json`; the
 //    token on the line unknown -> `read_file`; else `edit_file` with that token, the setting's value
 //    when the failure names one, and a changelog line naming the test when that rule is known.
+// 5. with the recall tool offered and the start of the conversation out of sight (`fromTheStart`),
+//    before an `npm test` run for want of any known test -> `recall` `PASS`, and before an edit
+//    with no rule of the user known -> `recall` `rule` (each once while its answer is in sight,
+//    and its next pages); then as above with what the answer showed (`lookUp`).
 //
 // Summary requests (the last message is a user message whose text starts
 // `You MUST summarize the conversation above` or `The previous response did not fill in the required
