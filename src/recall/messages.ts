@@ -20,7 +20,8 @@ export interface HandedMessage {
  * the middleware numbers the conversation it compacts, so that a checkpoint's positions are the
  * tool's: the leading system messages are not counted (the `system` option is not handed to a tool
  * at all), consecutive tool messages are one (the AI SDK merges them before the model call), and
- * this package's own `compaction` parts are left out, with a message they leave empty.
+ * this package's own `compaction` parts and the answers to tool approvals are left out, with a
+ * message they leave empty.
  */
 export function positionedMessages(handed: readonly HandedMessage[]): RecalledMessage[] {
   let first = 0;
@@ -29,7 +30,8 @@ export function positionedMessages(handed: readonly HandedMessage[]): RecalledMe
   for (const message of handed.slice(first)) {
     const role = message.role as RecalledMessage['role'];
     const all = partsOf(message.content);
-    const parts = all.filter((part) => !isOwnPart(part));
+    // an approval's answer does not reach the model: a tool message of nothing else is dropped, as the AI SDK drops it
+    const parts = all.filter((part) => !isOwnPart(part) && !(role === 'tool' && part.type === 'tool-approval-response'));
     if (parts.length === 0 && all.length > 0) continue;
     const previous = merged[merged.length - 1];
     if (role === 'tool' && previous?.role === 'tool') previous.parts.push(...parts);

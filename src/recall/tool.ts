@@ -41,7 +41,7 @@ const inputSchema = z.object({
  * const result = streamText({ model, messages, tools: { ...tools, recall: recallTool() } });
  * ```
  */
-export function recallTool({ maxTokens = DEFAULT_MAX_TOKENS, description = RECALL_DESCRIPTION }: RecallToolOptions = {}): Tool<RecallInput, RecallAnswer> {
+export function recallTool({ maxTokens = 4_000, description = RECALL_DESCRIPTION }: RecallToolOptions = {}): Tool<RecallInput, RecallAnswer> {
   if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1) {
     throw new TypeError(`ai-compaction: recallTool's maxTokens must be a whole number of tokens above 0, got ${describe(maxTokens)}`);
   }
@@ -58,6 +58,3 @@ export function recallTool({ maxTokens = DEFAULT_MAX_TOKENS, description = RECAL
     toModelOutput: ({ output }: { output: RecallAnswer }) => ({ type: 'text' as const, value: answerText(output) }),
   }) as Tool<RecallInput, RecallAnswer>;
 }
-
-/** About 4,000 tokens an answer (docs/design.md, "Recall"). */
-const DEFAULT_MAX_TOKENS = 4_000;

@@ -148,6 +148,7 @@ describe('recallTool', () => {
       { role: 'assistant', content: [own, { type: 'text', text: 'Hi' }] },
       result('a', 'x', 'one'),
       result('b', 'y', 'two'),
+      { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: 'p1', approved: true }] },
       { role: 'user', content: [{ type: 'text', text: 'Bye' }] },
     ]);
     expect(positioned).toEqual([
