@@ -8,6 +8,8 @@
  *   npm run bench -- continuity-recall
  *   BENCH_RECALL_SEEDS=1,2,3 BENCH_RECALL_LATE=1 npm run bench -- continuity-recall   # the whole scoreboard
  */
+import { positionedMessages } from '../src/recall/messages';
+import { searchMessages } from '../src/recall/search';
 import { ceiling } from '../src/sizing/ceiling';
 import { type ContinuityRun, type Configuration, KEEP, MODES, WINDOW, WINDOWS, runContinuity } from './continuity';
 import { addUsage, costOf } from './cost';
@@ -52,7 +54,28 @@ const wasted = (runs: ContinuityRun[]) => runs.reduce((sum, run) => sum + (run.o
 const inputCost = (runs: ContinuityRun[]) => costOf(addUsage(...runs.map((run) => run.usage))).input;
 const lookups = (runs: ContinuityRun[]) => runs.reduce((sum, run) => sum + run.lookups, 0);
 
+/**
+ * What a call of the tool costs on 200,000 characters of tool output (20 outputs of 10,000, as the
+ * tool's test pages them): its index is built on every call (docs/design.md, "Recall"). Real time,
+ * seven calls, in this process before the sweep starts: the only figure of this benchmark that
+ * moves from run to run and with the machine's load.
+ */
+export function indexTimes(): number[] {
+  const output = (index: number) => Array.from({ length: 250 }, (_, line) => `src/module-${index}/file-${line}.ts:${line} warning TS6133 unused variable 'value${line}'`).join('\n').slice(0, 10_000);
+  const handed = [{ role: 'user', content: 'Clean up the warnings.' }];
+  for (let index = 0; index < 20; index++) {
+    handed.push({ role: 'assistant', content: [{ type: 'tool-call', toolCallId: `c${index}`, toolName: 'run_command', input: {} }] } as never);
+    handed.push({ role: 'tool', content: [{ type: 'tool-result', toolCallId: `c${index}`, toolName: 'run_command', output: { type: 'text', value: output(index) } }] } as never);
+  }
+  return Array.from({ length: 7 }, () => {
+    const start = performance.now();
+    searchMessages(positionedMessages(handed), { query: 'TS6133 value42' }, 16_000);
+    return performance.now() - start;
+  }).sort((a, b) => a - b);
+}
+
 export async function run(): Promise<void> {
+  const times = indexTimes();
   const configurations = recallConfigurations();
   const pieces: RecallPiece[] = [
     ...configurations.flatMap((configuration) => VARIANTS.map((variant) => ({ configuration, variant }))),
@@ -97,6 +120,10 @@ export async function run(): Promise<void> {
   });
   target.push(`The control, a recall tool that answers nothing (it must improve nothing): ${controls.join('; ')} (improves nothing: ${failed ? 'no' : 'yes'})`);
   console.log(`\nThe targets:\n${target.map((line) => `- ${line}`).join('\n')}`);
+
+  console.log(
+    `\nA call of the tool on 200,000 characters of tool output (its index built anew, then one search; real time, 7 calls in this process before the sweep): median ${Math.round(times[3]!)} ms, fastest ${Math.round(times[0]!)} ms, slowest ${Math.round(times[6]!)} ms.`,
+  );
 
   const hand = all.filter((each) => each.strategy !== 'ai-compaction');
   console.log(`\nThe hand-written strategies with and without the tool, window ${tokens(WINDOW)} (ceiling ${tokens(ceiling(WINDOW, undefined))}), seed 1, failure block early`);
