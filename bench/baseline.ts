@@ -9,7 +9,7 @@
  *   temp folder, and `src/index.ts` is the entry.
  *
  * Either entry is bundled with esbuild into one ESM file under `.bench-out/baseline/` (ignored by
- * git) with `ai`, `zod`, `lru-cache` and `@noble/hashes` left external, so they resolve from this
+ * git) with `ai`, `zod`, `lru-cache`, `minisearch` and `@noble/hashes` left external, so they resolve from this
  * checkout's node_modules and the build shares the benchmark's instance of `ai`. Nothing of the
  * package itself is shared with this checkout.
  */
@@ -26,7 +26,7 @@ export const DEFAULT_BASELINE_REF = 'main';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const OUT = join(REPO, '.bench-out', 'baseline');
-const EXTERNAL = ['ai', 'zod', 'zod/*', 'lru-cache', '@noble/hashes', '@noble/hashes/*'];
+const EXTERNAL = ['ai', 'zod', 'zod/*', 'lru-cache', 'minisearch', '@noble/hashes', '@noble/hashes/*'];
 
 export interface Baseline {
   /** `ai-compaction @ main (2564617)` (the commit the ref names, when this clone has it), or `ai-compaction @ ai-compaction-0.1.0.tgz`. */

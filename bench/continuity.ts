@@ -25,6 +25,7 @@
 import { type ModelMessage, generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
 import { z } from 'zod';
 import { ceiling } from '../src/sizing/ceiling';
+import { recallTool } from '../src';
 import {
   createFixerTools,
   FIXER_TASK,
@@ -88,6 +89,12 @@ export interface ContinuityOptions {
    * count in the summary requests and the cost. None by default: the step's own model.
    */
   summarizerSpeed?: Speed;
+  /**
+   * Offer the recall tool (`recallTool()`, under the name `recall`), which the agent asks for a fact
+   * it needs and does not see when the start of the conversation is out of sight; `'empty'`: the
+   * same tool answering nothing (the variant that must not improve anything). None by default.
+   */
+  recall?: 'tool' | 'empty';
 }
 
 export interface ToolCallRecord {
@@ -149,6 +156,10 @@ export interface ContinuityRun {
   compactions: number | undefined;
   /** Of those, the clearings of old tool results and the summaries (this middleware, clearing alone). */
   kinds: { clear: number; summary: number } | undefined;
+  /** Whether the recall tool was offered (`'empty'`: the one answering nothing). */
+  recall: 'tool' | 'empty' | undefined;
+  /** Calls of the recall tool. */
+  lookups: number;
   /** Simulated time in `transformParams` of each step that compacted (the summary request included), in milliseconds. */
   compactingMs: number[];
   /** Simulated time the agent ran before each of those steps, since the previous one (or the first step), in milliseconds. */
@@ -226,6 +237,7 @@ export async function runContinuity(strategy: Strategy, mode: SummaryMode, optio
       inputSchema: z.object({ path: z.string(), line: z.number().int(), token: z.string(), value: z.string().optional(), changelog: z.string().optional() }),
       execute: logged('edit_file', project.edit_file),
     }),
+    ...(options.recall === undefined ? {} : { recall: recallFor(options.recall, (input) => calls.push({ step, name: 'recall', input, result: '' })) }),
   };
 
   let steps = 0;
@@ -250,7 +262,7 @@ export async function runContinuity(strategy: Strategy, mode: SummaryMode, optio
           steps++;
           step = steps + 1;
           // the agent's own calls: a compacting step also shows the middleware's provider-executed `compaction` call
-          lastHadCalls = each.toolCalls.some((call) => call.providerExecuted !== true);
+          lastHadCalls = each.toolCalls.some((call) => call?.providerExecuted !== true);
           if (each.text) finalText = each.text;
         },
       });
@@ -306,6 +318,8 @@ export async function runContinuity(strategy: Strategy, mode: SummaryMode, optio
     overflows: requests.filter((request) => request.error === 'context_length_exceeded').length,
     errors: error === undefined ? 0 : 1,
     ...(error === undefined ? {} : { error }),
+    recall: options.recall,
+    lookups: calls.filter((call) => call.name === 'recall').length,
     compactions: compactions(),
     kinds: kinds?.(),
     compactingMs: compactingMs(),
@@ -317,6 +331,19 @@ export async function runContinuity(strategy: Strategy, mode: SummaryMode, optio
     finalText,
     calls: marked,
   };
+}
+
+/** The recall tool as the benchmark offers it: the package's, or the same answering nothing; each call logged. */
+function recallFor(kind: 'tool' | 'empty', log: (input: unknown) => void) {
+  const real = recallTool();
+  const execute = real.execute as (input: unknown, options: unknown) => unknown;
+  return {
+    ...real,
+    execute: async (input: unknown, options: { messages: unknown[] }) => {
+      log(input);
+      return kind === 'tool' ? execute(input, options) : { matches: [], page: 1, pages: 0, messages: options.messages.length };
+    },
+  } as typeof real;
 }
 
 /**

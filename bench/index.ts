@@ -31,6 +31,7 @@ const BENCHMARKS: Benchmark[] = [
   { name: 'load', load: () => import('./load') },
   { name: 'continuity', load: () => import('./continuity') },
   { name: 'continuity-paced', load: () => import('./continuity-paced') },
+  { name: 'continuity-recall', load: () => import('./continuity-recall') },
   { name: 'budget', load: () => import('./budget') },
   { name: 'chat', load: () => import('./chat') },
   { name: 'store', load: () => import('./store') },

@@ -21,6 +21,9 @@ const LAYERS = [
   // What a checkpoint holds: the summary request, the record, the identifiers, clearing, the
   // budget, what stays live. Pure rules, no state.
   ['checkpoint'],
+  // The recall tool: the exact words of the messages a tool's `execute` is handed, searched and
+  // paged, and the marker by which a step's tools show it.
+  ['recall'],
   // The public shapes, the options and their validation, `state()`, what a host reads of a step,
   // the spans.
   ['state.ts', 'types.ts', 'options.ts', 'metadata.ts', 'telemetry'],

@@ -33,3 +33,13 @@ export type { CompactionStore } from './store/types';
 export type { CompactionState, SealedCompactionState } from './state';
 /** The logger the middleware writes to. */
 export type { CompactionLogger } from './options';
+/**
+ * A tool with which the model looks up the exact words a checkpoint stands in for, in the messages its `execute` is handed.
+ * @example
+ * ```ts
+ * streamText({ model, messages, tools: { recall: recallTool() } });
+ * ```
+ */
+export { recallTool, type RecallToolOptions } from './recall/tool';
+/** What the recall tool is asked, and what it answers. */
+export type { RecallAnswer, RecallInput, RecallMatch } from './recall/types';

@@ -11,6 +11,7 @@ import type { Keeper, StoreBudget } from './store/keeper';
 import { type Count, type PaceRecord, type StoredCheckpoint, type Thread, readableBy } from './store/format';
 import { mergeThreads } from './store/merge';
 import type { CompactionRecord } from './types';
+import { recallToolName } from './recall/marker';
 
 /** One step as the middleware sees it: the caller's conversation, its checkpoint, what goes out, its size. */
 export interface StepView {
@@ -87,17 +88,22 @@ export function coveredUpTo(view: Pick<StepView, 'checkpoint' | 'boundaryEnd'>):
   return view.checkpoint.clear === undefined ? view.checkpoint.length : view.checkpoint.clear.from;
 }
 
-/** The stand-in messages for a checkpoint (or a provider item in the conversation), and what goes out. */
+/**
+ * The stand-in messages for a checkpoint (or a provider item in the conversation), and what goes
+ * out. `recall`: the name of the recall tool among the step's tools, which the checkpoint then
+ * names (docs/design.md, "Recall").
+ */
 export function arrange(
   conversation: Message[],
   checkpoint: StoredCheckpoint | undefined,
   boundary: number,
+  recall?: string,
 ): { standIn: Message[]; sent: Message[] } {
   // A clearing goes out as the checkpoint it was made on, over the messages with their old tool outputs cleared.
   if (checkpoint?.clear !== undefined) {
     const { clear, ...base } = checkpoint;
     const cleared = clearToolOutputs(conversation, clear.from, checkpoint.length).messages;
-    return arrange(cleared, clear.base ? { ...base, length: clear.from } : undefined, boundary);
+    return arrange(cleared, clear.base ? { ...base, length: clear.from } : undefined, boundary, recall);
   }
   const leadEnd = boundaryEnd(conversation, boundary);
   const lead = boundary >= 0 ? conversation.slice(boundary, leadEnd) : [];
@@ -108,7 +114,10 @@ export function arrange(
       { role: 'assistant', content: [checkpoint.native.part as Message['content'][number] & object] } as Message,
       ...checkpoint.native.keep.map((index) => conversation[index]!),
     ];
-  } else standIn = [...lead, checkpointMessage(checkpoint.summary, checkpoint.record, checkpoint.identifiers)];
+  } else {
+    const mention = recall === undefined ? undefined : { name: recall, conversation, covered: checkpoint.length };
+    standIn = [...lead, checkpointMessage(checkpoint.summary, checkpoint.record, checkpoint.identifiers, mention)];
+  }
   const from = checkpoint === undefined ? leadEnd : checkpoint.length;
   return { standIn, sent: from === 0 ? conversation : [...standIn, ...afterCheckpoint(conversation, from, checkpoint?.step)] };
 }
@@ -159,7 +168,7 @@ export async function resolveView(
   }
   const view: StepView = {
     ...base, digests, threadDigest, thread, checkpoint, estimator: await estimator,
-    ...arrange(conversation, checkpoint, boundary),
+    ...arrange(conversation, checkpoint, boundary, recallToolName(params.tools)),
     size: { counted: 0, estimated: 0 },
     sizeKnown: true,
   };
@@ -302,7 +311,7 @@ export async function supersededCounts(view: StepView): Promise<Set<string>> {
 
 /** The view of a step sent with `checkpoint` in place of what it covers, measured by estimate. */
 export function withCheckpoint(view: StepView, checkpoint: StoredCheckpoint): StepView {
-  const arranged = arrange(view.conversation, checkpoint, view.boundary);
+  const arranged = arrange(view.conversation, checkpoint, view.boundary, recallToolName(view.params.tools));
   const next: StepView = { ...view, checkpoint, ...arranged, sizeKnown: checkpoint.native === undefined };
   next.size = measure(next, undefined);
   return next;

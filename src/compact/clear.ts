@@ -8,6 +8,7 @@ import { FORMAT_VERSION, type StoredCheckpoint, readableBy } from '../store/form
 import type { CompactionReason, CompactionRecord, CompactionRule } from '../types';
 import { startCompactionSpan } from '../telemetry/spans';
 import { type StepView, arrange, totalSize, withCheckpoint } from '../view';
+import { recallToolName } from '../recall/marker';
 import { noUsage } from './cost';
 import { type Made, singleFlight } from './flight';
 import { announce } from './report';
@@ -81,7 +82,7 @@ export function planClearing(settings: ResolvedOptions, { view, reason, limit, t
     ...(base?.native === undefined ? {} : { native: base.native }),
     clear: { from, base: base !== undefined, at: view.conversation.length, outputs, characters },
   };
-  const { sent } = arrange(view.conversation, { ...checkpoint, digest: '' }, view.boundary);
+  const { sent } = arrange(view.conversation, { ...checkpoint, digest: '' }, view.boundary, recallToolName(view.params.tools));
   const freed = estimateMessages(view.sent, 0, view.sent.length, view.estimator) - estimateMessages(sent, 0, sent.length, view.estimator);
   const after = totalSize(view) - freed;
   if (freed < atLeast || after > atMost || (target !== undefined && after >= target)) return undefined;

@@ -2,6 +2,7 @@ import { type BudgetInput, type KeepBudget, identifiersRoom, keepBudget, recordR
 import { afterCheckpoint } from '../checkpoint/live';
 import { identifierBudget } from '../checkpoint/identifiers';
 import { checkpointMessage } from '../checkpoint/message';
+import { recallToolName } from '../recall/marker';
 import { openingText } from '../checkpoint/record';
 import { liveStart } from '../prompt/conversation';
 import type { Engine } from '../engine';
@@ -85,9 +86,15 @@ export function planCompaction({ conversation, system, tools, estimator, from, c
     budget,
     live,
     step: budget !== undefined && conversation[start]?.role === 'user' ? Math.min(step, budget.step) : step,
-    wrapper: estimateMessages([checkpointMessage('', '')], 0, 1, estimator),
+    wrapper: estimateMessages([checkpointMessage('', '', [], wrapperMention(tools))], 0, 1, estimator),
     widest: wide === undefined ? { budget, live } : { budget: wide, live: liveAfter(step, ahead, wide.total) },
   };
+}
+
+/** The recall tool's sentence as a checkpoint of this frame carries it (docs/design.md, "Recall"), for the wrapper's size. */
+function wrapperMention(tools: CallOptions['tools']) {
+  const name = recallToolName(tools);
+  return name === undefined ? undefined : { name, conversation: [], covered: 0 };
 }
 
 /**

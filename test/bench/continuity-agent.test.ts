@@ -534,3 +534,29 @@ describe('the fixer knows nothing of this middleware', () => {
     }
   });
 });
+
+describe('the fixer with the recall tool', () => {
+  const offered = ['run_command', 'read_file', 'edit_file', 'recall'];
+  const reply = (messages: Message[], tools = offered) => fixerReply(messages, {}, tools).toolCalls?.[0];
+
+  it('never asks it while its prompt shows the conversation from the start', () => {
+    expect(reply([SYSTEM, user(FIXER_TASK)])).toEqual({ name: 'run_command', input: { command: 'npm test' } });
+    const ran = [SYSTEM, user(FIXER_TASK), ...step('run_command', { command: 'npm test' }, 'Suite: 0 failing, 6 passing')];
+    expect(reply(ran)?.name).not.toBe('recall');
+  });
+
+  it('asks it for the failing tests when something stands in for the start, once, then runs the suite', () => {
+    const lost = [SYSTEM, user(`Earlier: ${FIXER_TASK}`), said('Working on it.')];
+    expect(reply(lost)).toEqual({ name: 'recall', input: { query: 'PASS' } });
+    // without the tool offered, the suite as before
+    expect(reply(lost, offered.slice(0, 3))).toEqual({ name: 'run_command', input: { command: 'npm test' } });
+    // the answer gave nothing: it runs the suite
+    expect(reply([...lost, ...step('recall', { query: 'PASS' }, 'No match (positions 0 to 2).')])).toEqual({ name: 'run_command', input: { command: 'npm test' } });
+  });
+
+  it('acts on what the answer shows', () => {
+    const lost = [SYSTEM, user(`Earlier: ${FIXER_TASK}`), said('Working on it.')];
+    const answer = 'Page 1 of 1 (the last page); 1 matches, the best first, from the conversation\'s positions 0 to 9:\n\n--- #3 tool ---\nFAIL test/a.test.ts\nPASS test/b.test.ts\nSuite: 1 failing, 1 passing (2 test files)';
+    expect(reply([...lost, ...step('recall', { query: 'PASS' }, answer)])).toEqual({ name: 'run_command', input: { command: 'npx vitest run test/a.test.ts' } });
+  });
+});

@@ -37,6 +37,10 @@
 //    the failure names a setting whose value is unknown -> `read_file config/settings.json`; the
 //    token on the line unknown -> `read_file`; else `edit_file` with that token, the setting's value
 //    when the failure names one, and a changelog line naming the test when that rule is known.
+// 5. with the recall tool offered and the start of the conversation out of sight (`fromTheStart`),
+//    before an `npm test` run for want of any known test -> `recall` `PASS`, and before an edit
+//    with no rule of the user known -> `recall` `rule` (each once while its answer is in sight,
+//    and its next pages); then as above with what the answer showed (`lookUp`).
 //
 // Summary requests (the last message is a user message whose text starts
 // `You MUST summarize the conversation above` or `The previous response did not fill in the required
@@ -56,6 +60,9 @@ export interface FixerOptions {
   /** How the agent writes summaries. @default 'honest' */
   summaries?: SummaryMode;
 }
+
+/** The tool a request may offer with which the agent looks up earlier messages word for word. */
+export const RECALL_TOOL = 'recall';
 
 /** The task as the benchmark's user states it; the agent recognises any text starting `Fix every failing test`. */
 export const FIXER_TASK = 'Fix every failing test in this repository. `npm test` lists them; each one fails because of a single line under `src/`. Stop when `npm test` passes.';
@@ -213,6 +220,7 @@ export function promptText(messages: Message[]): string {
 
 export type FixerAction =
   | { kind: 'call'; name: 'run_command'; input: { command: string }; text: string }
+  | { kind: 'call'; name: 'recall'; input: { query: string; page?: number }; text: string }
   | { kind: 'call'; name: 'read_file'; input: { path: string }; text: string }
   | { kind: 'call'; name: 'edit_file'; input: { path: string; line: number; token: string; value?: string; changelog?: string }; text: string }
   | { kind: 'ask'; text: string }
@@ -265,6 +273,71 @@ export function decide(facts: FixerFacts): FixerAction {
 }
 
 // ---------------------------------------------------------------------------------------------
+// looking up what the prompt lacks
+
+/**
+ * Whether the prompt shows the conversation from its start: the task as the first user message,
+ * answered by the agent's own first `npm test`. When it does not (something stands in for the
+ * start: a summary, a trimmed window), a fact the agent needs and does not see may have been seen
+ * before, and the recall tool may find it.
+ */
+export function fromTheStart(messages: Message[]): boolean {
+  const first = messages.findIndex((message) => message.role === 'user');
+  if (first < 0 || !/^Fix every failing test\b/.test(messageText(messages[first]!).trim())) return false;
+  const next = messages[first + 1];
+  return next === undefined || next.role === 'assistant' && next.parts.some((part) => part.type === 'tool-call' && part.name === 'run_command' && /"npm test"/.test(part.args));
+}
+
+/** The pages of earlier answers to `query` the prompt shows: the call's pages asked, and the next page the newest answer names. */
+function asked(messages: Message[], query: string): { pages: Set<number>; next: number | undefined } {
+  const pages = new Set<number>();
+  let next: number | undefined;
+  const ids = new Map<string, number>();
+  for (const message of messages) {
+    for (const part of message.parts) {
+      if (part.type === 'tool-call' && part.name === RECALL_TOOL) {
+        try {
+          const input = JSON.parse(part.args) as { query?: unknown; page?: unknown };
+          if (input.query === query) {
+            const page = typeof input.page === 'number' ? input.page : 1;
+            pages.add(page);
+            ids.set(part.id, page);
+          }
+        } catch {
+          // not a call the agent made
+        }
+      } else if (part.type === 'tool-result' && ids.has(part.id)) {
+        const named = /\(next: page (\d+)\)/.exec(part.text);
+        next = named === null ? undefined : Number(named[1]);
+      }
+    }
+  }
+  return { pages, next };
+}
+
+/**
+ * With the recall tool offered and the start of the conversation out of sight, the agent asks it
+ * for a fact it needs and does not see before producing that fact again, with the words it has: for
+ * the failing tests, `PASS` (a suite run lists every test FAIL or PASS; a test's run after its fix
+ * says PASS); for the user's rules, before an edit when it knows none, `rule`. (A setting, a line's
+ * token or a test's failure it produces again: one call gives it exactly, as a lookup would.) Each query once (and its next pages) while its answer is in sight; what the answer
+ * does not give, it produces as before.
+ */
+export function lookUp(messages: Message[], facts: FixerFacts, action: FixerAction, offered: readonly string[]): FixerAction {
+  if (action.kind !== 'call' || !offered.includes(RECALL_TOOL) || fromTheStart(messages)) return action;
+  const query = (() => {
+    if (action.name === 'run_command' && action.input.command === 'npm test' && facts.failing.size === 0 && facts.passed.size === 0) return 'PASS';
+    if (action.name === 'edit_file' && facts.rules.frozen.size === 0 && facts.rules.changelog === undefined) return 'rule';
+    return undefined;
+  })();
+  if (query === undefined) return action;
+  const { pages, next } = asked(messages, query);
+  const page = pages.size === 0 ? 1 : next !== undefined && !pages.has(next) ? next : undefined;
+  if (page === undefined) return action;
+  return { kind: 'call', name: RECALL_TOOL, input: page === 1 ? { query } : { query, page }, text: `Looking up \`${query}\` in the earlier messages.` };
+}
+
+// ---------------------------------------------------------------------------------------------
 // summaries
 
 export const SUMMARY_LIMITS = { files: 15, failures: 10, lossyFiles: 3 } as const;
@@ -277,6 +350,7 @@ function nextMove(facts: FixerFacts): string {
   const action = decide(facts);
   if (action.kind !== 'call') return action.kind === 'final' ? 'Report that every test passes' : 'Ask the user what to do';
   if (action.name === 'run_command') return `Run \`${action.input.command}\``;
+  if (action.name === 'recall') return `Look up \`${action.input.query}\``;
   if (action.name === 'read_file') return `Read \`${action.input.path}\``;
   return `Edit line ${action.input.line} of \`${action.input.path}\``;
 }
@@ -388,16 +462,16 @@ export function amnesiacSummary(facts: FixerFacts): string {
 
 const SUMMARIES: Record<SummaryMode, (facts: FixerFacts) => string> = { honest: honestSummary, lossy: lossySummary, amnesiac: amnesiacSummary };
 
-/** The reply to a request, from its messages alone. */
-export function fixerReply(messages: Message[], options: FixerOptions = {}): AgentReply {
+/** The reply to a request, from its messages alone (and the tools it offers: the recall tool, when it does). */
+export function fixerReply(messages: Message[], options: FixerOptions = {}, tools: readonly string[] = []): AgentReply {
   const facts = readFacts(promptText(messages));
   if (isSummaryRequestFor(messages)) return { text: SUMMARIES[options.summaries ?? 'honest'](facts) };
-  const action = decide(facts);
+  const action = lookUp(messages, facts, decide(facts), tools);
   if (action.kind !== 'call') return { text: action.text };
   return { text: action.text, toolCalls: [{ name: action.name, input: action.input }] };
 }
 
 /** The fixer as the provider server's scripted model: `startProviderServer({ agent: fixerAgent() })`. */
 export function fixerAgent(options: FixerOptions = {}): AgentScript {
-  return { respond: (request: AgentRequest) => fixerReply(request.messages, options) };
+  return { respond: (request: AgentRequest) => fixerReply(request.messages, options, request.tools) };
 }

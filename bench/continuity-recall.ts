@@ -1,0 +1,134 @@
+/**
+ * Continuity with the recall tool (docs/benchmarking.md, "Continuity with recall"): the continuity
+ * benchmark's runs with `recallTool()` offered beside the project's tools, the scripted agent asking
+ * it for a fact it needs and does not see once the start of the conversation is out of sight
+ * (fixer.ts, `lookUp`), the same way for every strategy; beside the same runs without the tool, and
+ * with a recall tool that answers nothing (the variant that must not improve anything).
+ *
+ *   npm run bench -- continuity-recall
+ *   BENCH_RECALL_SEEDS=1,2,3 BENCH_RECALL_LATE=1 npm run bench -- continuity-recall   # the whole scoreboard
+ */
+import { positionedMessages } from '../src/recall/messages';
+import { searchMessages } from '../src/recall/search';
+import { ceiling } from '../src/sizing/ceiling';
+import { type ContinuityRun, type Configuration, KEEP, MODES, WINDOW, WINDOWS, runContinuity } from './continuity';
+import { addUsage, costOf } from './cost';
+import { inChildren } from './pool';
+import { type Strategy, compacting, printTable, slidingWindow, summarizingAtCeiling, tokens } from './strategies';
+
+type Variant = 'none' | 'tool' | 'empty';
+const VARIANTS: Variant[] = ['none', 'tool', 'empty'];
+const LABEL: Record<Variant, string> = { none: 'without', tool: 'with recall', empty: 'recall answering nothing' };
+
+/** The seeds and failure blocks run: seed 1, the failure block early, unless the environment asks for more. */
+export function recallConfigurations(env = process.env): Configuration[] {
+  const seeds = (env.BENCH_RECALL_SEEDS ?? '1').split(',').map(Number);
+  const late = env.BENCH_RECALL_LATE === '1' ? [false, true] : [false];
+  return WINDOWS.flatMap((window) => late.flatMap((lateFailure) => seeds.map((seed) => ({ window, seed, lateFailure }))));
+}
+
+export interface RecallPiece {
+  configuration: Configuration;
+  variant: Variant;
+  /** The hand-written strategies in place of this middleware. */
+  handWritten?: boolean;
+}
+
+function strategiesOf(handWritten: boolean): Strategy[] {
+  return handWritten ? [summarizingAtCeiling(KEEP), slidingWindow(KEEP)] : [compacting('ai-compaction', {})];
+}
+
+/** One configuration and variant, every mode, in a child process (the tool calls left out of what comes back). */
+export async function runRecallPiece({ configuration, variant, handWritten = false }: RecallPiece): Promise<Array<ContinuityRun & { variant: Variant }>> {
+  const runs: Array<ContinuityRun & { variant: Variant }> = [];
+  for (const strategy of strategiesOf(handWritten)) {
+    for (const mode of strategy.summarizes === false ? MODES.slice(0, 1) : MODES) {
+      const run = await runContinuity(strategy, mode, { ...configuration, ...(variant === 'none' ? {} : { recall: variant }) });
+      runs.push({ ...run, calls: [], variant });
+    }
+  }
+  return runs;
+}
+
+const wasted = (runs: ContinuityRun[]) => runs.reduce((sum, run) => sum + (run.overShortest ?? run.cap - run.fewest), 0);
+const inputCost = (runs: ContinuityRun[]) => costOf(addUsage(...runs.map((run) => run.usage))).input;
+const lookups = (runs: ContinuityRun[]) => runs.reduce((sum, run) => sum + run.lookups, 0);
+
+/**
+ * What a call of the tool costs on 200,000 characters of tool output (20 outputs of 10,000, as the
+ * tool's test pages them): its index is built on every call (docs/design.md, "Recall"). Real time,
+ * seven calls, in this process before the sweep starts: the only figure of this benchmark that
+ * moves from run to run and with the machine's load.
+ */
+export function indexTimes(): number[] {
+  const output = (index: number) => Array.from({ length: 250 }, (_, line) => `src/module-${index}/file-${line}.ts:${line} warning TS6133 unused variable 'value${line}'`).join('\n').slice(0, 10_000);
+  const handed = [{ role: 'user', content: 'Clean up the warnings.' }];
+  for (let index = 0; index < 20; index++) {
+    handed.push({ role: 'assistant', content: [{ type: 'tool-call', toolCallId: `c${index}`, toolName: 'run_command', input: {} }] } as never);
+    handed.push({ role: 'tool', content: [{ type: 'tool-result', toolCallId: `c${index}`, toolName: 'run_command', output: { type: 'text', value: output(index) } }] } as never);
+  }
+  return Array.from({ length: 7 }, () => {
+    const start = performance.now();
+    searchMessages(positionedMessages(handed), { query: 'TS6133 value42' }, 16_000);
+    return performance.now() - start;
+  }).sort((a, b) => a - b);
+}
+
+export async function run(): Promise<void> {
+  const times = indexTimes();
+  const configurations = recallConfigurations();
+  const pieces: RecallPiece[] = [
+    ...configurations.flatMap((configuration) => VARIANTS.map((variant) => ({ configuration, variant }))),
+    ...(['none', 'tool'] as const).map((variant) => ({ configuration: { window: WINDOW, seed: 1, lateFailure: false }, variant, handWritten: true })),
+  ];
+  const all = (await inChildren<RecallPiece, Array<ContinuityRun & { variant: Variant }>>(import.meta.url, 'runRecallPiece', pieces)).flat();
+  const own = all.filter((each) => each.strategy === 'ai-compaction');
+  const seeds = [...new Set(configurations.map((each) => each.seed))];
+  const blocks = [...new Set(configurations.map((each) => (each.lateFailure ? 'late' : 'early')))];
+  console.log(
+    `\nContinuity with the recall tool: ai-compaction, ${WINDOWS.length} windows, seeds ${seeds.join(', ')}, failure block ${blocks.join(' and ')}; steps wasted (over the shortest run; an unfinished run counts its cap), lookups (calls of the recall tool, each a step), input cost at cache prices, summed over the seeds and blocks`,
+  );
+  const rows: string[][] = [];
+  for (const mode of MODES) {
+    for (const variant of VARIANTS) {
+      const of = (window?: number) => own.filter((each) => each.mode === mode && each.variant === variant && (window === undefined || each.window === window));
+      rows.push([mode, LABEL[variant], ...WINDOWS.map((window) => `${wasted(of(window))} (${lookups(of(window))})`), String(wasted(of())), String(lookups(of())), tokens(inputCost(of()))]);
+    }
+  }
+  printTable(['summaries', 'recall', ...WINDOWS.map((window) => `${tokens(window)}: wasted (lookups)`), 'wasted, all windows', 'lookups', 'input cost'], rows);
+
+  // the targets, printed with the run
+  const target: string[] = [];
+  for (const mode of ['lossy', 'amnesiac'] as const) {
+    const of = (variant: Variant, window?: number) => own.filter((each) => each.mode === mode && each.variant === variant && (window === undefined || each.window === window));
+    const half = wasted(of('tool')) * 2 <= wasted(of('none'));
+    const never = WINDOWS.every((window) => wasted(of('tool', window)) <= wasted(of('none', window)));
+    const cost = inputCost(of('tool')) / inputCost(of('none'));
+    target.push(
+      `${mode}: with recall ${wasted(of('tool'))} steps wasted against ${wasted(of('none'))} without (at most half: ${half ? 'yes' : 'no'}; never more at a window: ${never ? 'yes' : 'no'}); input cost ${cost.toFixed(3)}x (at most 1.05x: ${cost <= 1.05 ? 'yes' : 'no'})`,
+    );
+  }
+  const honest = own.filter((each) => each.mode === 'honest' && each.variant === 'tool');
+  target.push(`honest with recall: ${wasted(honest)} steps wasted, ${lookups(honest)} lookups (0 wanted: ${wasted(honest) === 0 ? 'yes' : 'no'})`);
+  const controls = MODES.map((mode) => {
+    const of = (variant: Variant) => own.filter((each) => each.mode === mode && each.variant === variant);
+    return `${mode} ${wasted(of('empty'))} against ${wasted(of('none'))} without`;
+  });
+  const failed = MODES.some((mode) => {
+    const of = (variant: Variant) => own.filter((each) => each.mode === mode && each.variant === variant);
+    return wasted(of('empty')) < wasted(of('none'));
+  });
+  target.push(`The control, a recall tool that answers nothing (it must improve nothing): ${controls.join('; ')} (improves nothing: ${failed ? 'no' : 'yes'})`);
+  console.log(`\nThe targets:\n${target.map((line) => `- ${line}`).join('\n')}`);
+
+  console.log(
+    `\nA call of the tool on 200,000 characters of tool output (its index built anew, then one search; real time, 7 calls in this process before the sweep): median ${Math.round(times[3]!)} ms, fastest ${Math.round(times[0]!)} ms, slowest ${Math.round(times[6]!)} ms.`,
+  );
+
+  const hand = all.filter((each) => each.strategy !== 'ai-compaction');
+  console.log(`\nThe hand-written strategies with and without the tool, window ${tokens(WINDOW)} (ceiling ${tokens(ceiling(WINDOW, undefined))}), seed 1, failure block early`);
+  printTable(
+    ['strategy', 'summaries', 'recall', 'finished', 'over shortest', 'lookups', 'violations', 'repeated calls', 'input cost'],
+    hand.map((each) => [each.strategy, each.summarizes ? each.mode : '-', LABEL[each.variant], each.finished ? 'yes' : `no (${each.outcome})`, each.overShortest === undefined ? '-' : String(each.overShortest), String(each.lookups), String(each.violations), String(each.repeatedCalls), tokens(costOf(each.usage).input)]),
+  );
+}
