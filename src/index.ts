@@ -14,6 +14,7 @@ export type {
   CompactionRule,
   CompactionTotals,
   CompactionUsage,
+  ModelPricing,
 } from './types';
 /** Whether a call is this package's summary request; a middleware after this one should pass it on unchanged. */
 export { isSummaryRequest } from './checkpoint/summarize';

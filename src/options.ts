@@ -13,7 +13,10 @@ import {
 import type { Model } from './prompt/types';
 import type { BufferSetting } from './sizing/ceiling';
 import type { CompactionStore } from './store/types';
-import type { CompactionLogger, CompactionOptions, CompactionRecord } from './types';
+import type { CompactionLogger, CompactionOptions, CompactionRecord, ModelPricing } from './types';
+
+/** `compactAt` after validation: where a conversation is compacted below the ceiling (docs/design.md, "Compaction timed by what it costs"). */
+export type CompactAt = 'cost' | 'ceiling' | number;
 
 export type { CompactionLogger } from './types';
 
@@ -30,6 +33,7 @@ const share = z
   .regex(/^\d+(\.\d+)?%$/)
   .transform((value) => Number.parseFloat(value))
   .refine((value) => value >= 1 && value <= 99);
+const price = z.number().finite().nonnegative();
 const secretText = z.string().min(SECRET_MIN_LENGTH);
 const functionValue = z.custom<(...args: never[]) => unknown>((value) => typeof value === 'function');
 
@@ -114,6 +118,24 @@ const OPTIONS = {
     show: describeSetting,
   }),
   streamPart: option({ schema: z.boolean(), expected: 'true or false', resolve: (value) => value ?? true }),
+  compactAt: option({
+    schema: z.union([z.literal('cost'), z.literal('ceiling'), z.number().gt(0).lte(1)]),
+    expected: "'cost', 'ceiling', or a share of the ceiling above 0 and at most 1",
+    resolve: (value): CompactAt => value ?? 'cost',
+  }),
+  pricing: option({
+    schema: z
+      .object({
+        cachedInput: price.optional(),
+        cacheWrite: price.optional(),
+        output: price.optional(),
+        cacheTtl: z.number().finite().positive().optional(),
+      })
+      .strict(),
+    expected: '{ cachedInput?, cacheWrite?, output? } as ratios to the input price (finite numbers, 0 or more) and cacheTtl? (milliseconds, above 0)',
+    resolve: (value): Partial<ModelPricing> | undefined => value,
+    show: describeSetting,
+  }),
   secret: option({
     schema: z.union([secretText, z.array(secretText).min(1)]),
     expected: `a string of at least ${SECRET_MIN_LENGTH} characters, or a non-empty list of them (the first seals, any opens)`,

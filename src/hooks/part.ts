@@ -6,17 +6,17 @@ import type { CompactionRecord } from '../types';
 /**
  * A compaction as the AI SDK's agent harnesses show one (docs/design.md, "Compaction in the
  * stream"): a provider-executed, dynamic tool call named `compaction`, input `{}`, and its result,
- * `{ trigger, summary, tokensBefore, tokensAfter }`. `generateText` keeps them in its content and
+ * `{ trigger, summary, tokensBefore, tokensAfter }`, and `expectedSaving` where the policy expected one. `generateText` keeps them in its content and
  * steps, `streamText` in its full stream, and `useChat` as a `dynamic-tool` part. The call's
  * `providerMetadata.compaction` is the step's (`useChat`: the part's `callProviderMetadata`), so
  * `compactionOf` reads the whole of it from the part.
  */
 export function compactionParts(record: CompactionRecord): [Part, Part] {
   const toolCallId = `${COMPACTION_CALL_ID_PREFIX}${Array.from(crypto.getRandomValues(new Uint8Array(8)), (byte) => byte.toString(16).padStart(2, '0')).join('')}`;
-  const { reason: trigger, summary, tokensBefore, tokensAfter } = record;
+  const { reason: trigger, summary, tokensBefore, tokensAfter, expectedSaving } = record;
   return [
     { type: 'tool-call', toolCallId, toolName: COMPACTION_TOOL_NAME, input: '{}', providerExecuted: true, dynamic: true, providerMetadata: { compaction: metadataOf(record) } },
-    { type: 'tool-result', toolCallId, toolName: COMPACTION_TOOL_NAME, result: { trigger, summary, tokensBefore, tokensAfter }, dynamic: true },
+    { type: 'tool-result', toolCallId, toolName: COMPACTION_TOOL_NAME, result: { trigger, summary, tokensBefore, tokensAfter, ...(expectedSaving === undefined ? {} : { expectedSaving }) }, dynamic: true },
   ];
 }
 
