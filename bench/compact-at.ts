@@ -6,7 +6,7 @@
  * price profiles. Input and full cost, summary requests per compaction, steps wasted.
  *
  *   npm run bench -- cost
- *   COST_SEEDS=4 COST_CONTINUITY_SEEDS=1 npm run bench -- cost --no-write   # fewer seeds while iterating
+ *   COST_SEEDS=4 COST_CONTINUITY_SEEDS=1 COST_WINDOWS=24000,32000 npm run bench -- cost   # fewer, on a busy machine
  */
 import type { ModelPricing } from '../src/types';
 import { ceiling } from '../src/sizing/ceiling';
@@ -64,6 +64,9 @@ const VARIANTS: Variant[] = [
   { name: 'summarize all but 20 at 0.5', handWritten: 0.5 },
   { name: 'summarize all but 20 at 0.35', handWritten: 0.35 },
 ];
+
+/** Windows of the continuity scoreboard (`COST_WINDOWS`: a comma-separated list; every window of continuity.ts by default). */
+const CONTINUITY_WINDOWS: readonly number[] = process.env.COST_WINDOWS === undefined ? WINDOWS : process.env.COST_WINDOWS.split(',').map(Number);
 
 /** The variants the continuity scoreboard runs. */
 const CONTINUITY_VARIANTS = [0, 2, 3, 4];
@@ -134,7 +137,8 @@ export async function run(): Promise<void> {
   };
   const ceilingCost = (profile: Profile) => total(0, profile);
 
-  console.log(`\nThe 500-step session of the session benchmark at ${SESSION_SEEDS.length} seeds (1 to ${SESSION_SEEDS.length}), window 128,000 (ceiling ${tokens(ceiling(128_000, undefined))}), summed over the seeds.`);
+  const ran = SESSION_SEEDS.length === 20 ? '' : ` (of the 20 the benchmark runs by default: COST_SEEDS=${SESSION_SEEDS.length})`;
+  console.log(`\nThe 500-step session of the session benchmark at ${SESSION_SEEDS.length} seeds (1 to ${SESSION_SEEDS.length})${ran}, window 128,000 (ceiling ${tokens(ceiling(128_000, undefined))}), summed over the seeds.`);
   console.log('Costs in tokens at the input price: input cost = uncached input x the cache-write price + cached input x the cached price; full cost = input cost + output x the output price. OpenAI: cached 0.1, no write premium, output 8; Anthropic: cached 0.1, write 1.25, output 5. Summary requests included.');
   printTable(
     ['variant', 'unfinished', 'compactions', 'summary req', 'req / compaction', ...(['OpenAI', 'Anthropic'] as const).flatMap((profile) => [`${profile} input cost`, 'x ceiling', `${profile} full cost`, 'x ceiling'])],
@@ -170,17 +174,17 @@ export async function run(): Promise<void> {
   });
   console.log(`The instrument's own test: compactAt 1 costs what 'ceiling' costs, to the token: ${control ? 'yes' : 'NO'}; 'cost' told the cache is free costs more than 'cost' under both profiles, in input and in full cost: ${worse ? 'yes' : 'NO'}.`);
 
-  const configurations = WINDOWS.flatMap((window) => CONTINUITY_SEEDS.flatMap((seed) => CONTINUITY_VARIANTS.flatMap((variant) => MODES.map((mode) => ({ window, seed, variant, mode })))));
+  const configurations = CONTINUITY_WINDOWS.flatMap((window) => CONTINUITY_SEEDS.flatMap((seed) => CONTINUITY_VARIANTS.flatMap((variant) => MODES.map((mode) => ({ window, seed, variant, mode })))));
   const results = await inChildren<ContinuityPiece, ContinuityResult>(import.meta.url, 'runContinuityPiece', configurations);
   console.log(
-    `\nThe continuity scoreboard (40 failing tests, the failure block early, seeds 1 to ${CONTINUITY_SEEDS.length}): steps over the shortest run summed over the seeds (unfinished runs, then summary requests, in brackets). Without the recall tool: the rows with it are added once it exists (a variant's \`recall\`).`,
+    `\nThe continuity scoreboard (40 failing tests, the failure block early, seeds 1 to ${CONTINUITY_SEEDS.length}, windows ${CONTINUITY_WINDOWS.map(tokens).join(', ')}): steps over the shortest run summed over the seeds (unfinished runs, then summary requests, in brackets). Without the recall tool: the rows with it are added once it exists (a variant's \`recall\`).`,
   );
   for (const mode of MODES) {
     printTable(
-      [`${mode}`, ...WINDOWS.map((window) => `window ${tokens(window)}`)],
+      [`${mode}`, ...CONTINUITY_WINDOWS.map((window) => `window ${tokens(window)}`)],
       CONTINUITY_VARIANTS.map((variant) => [
         VARIANTS[variant]!.name,
-        ...WINDOWS.map((window) => {
+        ...CONTINUITY_WINDOWS.map((window) => {
           const cell = results.filter((_, index) => configurations[index]!.window === window && configurations[index]!.variant === variant && configurations[index]!.mode === mode);
           const unfinished = cell.filter((result) => !result.finished).length;
           return `${sum(cell.map((result) => result.overShortest ?? 0))} (${unfinished}, ${sum(cell.map((result) => result.summaryRequests))})`;
