@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { type CompactionRecord, compaction, compactionOf } from '../../../src';
+import type { Message } from '../../../src/prompt/types';
+import { assistant, filler, recordingLogger, scriptedModel, user, wrap } from '../../support/harness';
+
+// compactAt (docs/design.md, "Compaction timed by what it costs") through the middleware: a chat
+// growing 2,000 estimated tokens a step in a 200,000 window (ceiling 170,000).
+
+const OPENAI = { cachedInput: 0.1, cacheWrite: 1, output: 8, cacheTtl: 300_000 };
+
+async function converse(options: Record<string, unknown>, steps: number) {
+  const log = recordingLogger();
+  const records: CompactionRecord[] = [];
+  const scripted = scriptedModel();
+  const middleware = compaction({ contextWindow: 200_000, prepare: false, logger: log.logger, onCompaction: (record) => void records.push(record), ...options });
+  const model = wrap(scripted.model, middleware);
+  const conversation: Message[] = [user('Answer every question.')];
+  const metadata: unknown[] = [];
+  const parts: unknown[] = [];
+  for (let step = 0; step < steps; step++) {
+    const result = (await model.doGenerate({ prompt: conversation })) as { providerMetadata?: unknown; content: { type: string; toolName?: string; result?: unknown }[] };
+    if (compactionOf(result.providerMetadata) !== undefined) metadata.push(compactionOf(result.providerMetadata));
+    const part = result.content.find((item) => item.type === 'tool-result' && item.toolName === 'compaction');
+    if (part !== undefined) parts.push(part.result);
+    conversation.push(assistant(filler(1_000, `a${step}`)), user(filler(1_000, `u${step}`)));
+  }
+  return { log, records, metadata, parts, middleware };
+}
+
+describe('compactAt', () => {
+  it("should compact under the ceiling where it costs least, and say what it expected to save", async () => {
+    const { log, records, metadata, parts, middleware } = await converse({ pricing: OPENAI }, 150);
+    expect(records.length).toBeGreaterThanOrEqual(2);
+    const [first] = records;
+    expect(first!.rule).toBe('cost');
+    expect(first!.tokensBefore).toBeLessThan(170_000);
+    expect(typeof first!.expectedSaving).toBe('number');
+    expect(log.info[0]).toContain(`(auto, rule cost): ${first!.tokensBefore} -> ${first!.tokensAfter} estimated tokens;`);
+    expect(log.info[0]).toContain(`; expected to save ${first!.expectedSaving} input-price tokens`);
+    expect(metadata[0]).toMatchObject({ rule: 'cost', expectedSaving: first!.expectedSaving });
+    expect(parts[0]).toEqual({ trigger: 'auto', summary: first!.summary, tokensBefore: first!.tokensBefore, tokensAfter: first!.tokensAfter, expectedSaving: first!.expectedSaving });
+    expect(middleware.last()!.expectedSaving).toBe(records.at(-1)!.expectedSaving);
+    expect(log.info.join('\n')).not.toContain('no prices known');
+  });
+
+  it("should compact at the ceiling with 'ceiling', prices known or not", async () => {
+    const { records } = await converse({ pricing: OPENAI, compactAt: 'ceiling' }, 150);
+    expect(records.length).toBeGreaterThanOrEqual(1);
+    expect(records[0]!.rule).toBe('ceiling');
+    expect(records[0]!.tokensBefore).toBeGreaterThanOrEqual(170_000);
+  });
+
+  it('should compact at a fixed share of the ceiling: 0.5 of 170,000', async () => {
+    const { records } = await converse({ compactAt: 0.5 }, 100);
+    expect(records[0]!.rule).toBe('cost');
+    expect(records[0]!.tokensBefore).toBeGreaterThanOrEqual(85_000);
+    expect(records[0]!.tokensBefore).toBeLessThan(87_100);
+  });
+
+  it('should compact at the ceiling without prices, and say so once, naming pricing', async () => {
+    const { log, records } = await converse({}, 200);
+    expect(records.length).toBeGreaterThanOrEqual(2);
+    expect(records[0]!.rule).toBe('ceiling');
+    expect(records[0]!.expectedSaving).toBeUndefined();
+    const said = log.info.filter((line) => line.includes("no prices known for mock-provider:mock-model-id (compactAt 'cost' needs them: give the option pricing)"));
+    expect(said).toHaveLength(1);
+    expect(log.info[0]).toBe(said[0]);
+  });
+});
