@@ -8,23 +8,35 @@ import { assistant, filler, recordingLogger, scriptedModel, user, wrap } from '.
 
 const OPENAI = { cachedInput: 0.1, cacheWrite: 1, output: 8, cacheTtl: 300_000 };
 
-async function converse(options: Record<string, unknown>, steps: number) {
+/** A clock that moves only when told: a step's time as a number. */
+function countedClock() {
+  let time = 1_000_000;
+  return { now: () => time, sleep: async () => undefined, pass: (ms: number) => void (time += ms) };
+}
+
+async function converse(options: Record<string, unknown>, steps: number, pause?: (step: number) => number) {
   const log = recordingLogger();
   const records: CompactionRecord[] = [];
   const scripted = scriptedModel();
-  const middleware = compaction({ contextWindow: 200_000, prepare: false, logger: log.logger, onCompaction: (record) => void records.push(record), ...options });
+  const clock = countedClock();
+  const middleware = compaction({ contextWindow: 200_000, prepare: false, logger: log.logger, onCompaction: (record: CompactionRecord) => void records.push(record), ...options, ...(pause === undefined ? {} : { [Symbol.for('ai-compaction.clock')]: clock }) } as never);
   const model = wrap(scripted.model, middleware);
   const conversation: Message[] = [user('Answer every question.')];
+  const at: number[] = [];
   const metadata: unknown[] = [];
   const parts: unknown[] = [];
   for (let step = 0; step < steps; step++) {
+    clock.pass(pause?.(step) ?? 0);
     const result = (await model.doGenerate({ prompt: conversation })) as { providerMetadata?: unknown; content: { type: string; toolName?: string; result?: unknown }[] };
-    if (compactionOf(result.providerMetadata) !== undefined) metadata.push(compactionOf(result.providerMetadata));
+    if (compactionOf(result.providerMetadata) !== undefined) {
+      metadata.push(compactionOf(result.providerMetadata));
+      at.push(step);
+    }
     const part = result.content.find((item) => item.type === 'tool-result' && item.toolName === 'compaction');
     if (part !== undefined) parts.push(part.result);
     conversation.push(assistant(filler(1_000, `a${step}`)), user(filler(1_000, `u${step}`)));
   }
-  return { log, records, metadata, parts, middleware };
+  return { log, records, metadata, parts, middleware, at };
 }
 
 describe('compactAt', () => {
@@ -65,5 +77,30 @@ describe('compactAt', () => {
     const said = log.info.filter((line) => line.includes("no prices known for mock-provider:mock-model-id (compactAt 'cost' needs them: give the option pricing)"));
     expect(said).toHaveLength(1);
     expect(log.info[0]).toBe(said[0]);
+  });
+});
+
+describe('a cold cache', () => {
+  // compactAt 0.5: the trigger at 85,000, the band of prepare 0.8 at 68,000; a step every 20 s (the
+  // clock moves only between steps: no summary deadline, which it would pass at once).
+  const options = { compactAt: 0.5, prepare: 0.8, summaryTimeout: false, pricing: { cachedInput: 0.1, cacheWrite: 1.25, output: 5, cacheTtl: 300_000 } };
+
+  it('should send the ready checkpoint on the step after a pause longer than the cache lifetime, the prompt over half its trigger', async () => {
+    // step 34 (about 69,000 tokens) prepares; step 36 comes after 300,001 ms
+    const { records, at } = await converse(options, 38, (step) => (step === 36 ? 300_001 : 20_000));
+    expect(records[0]).toMatchObject({ rule: 'cold-cache', prepared: true });
+    expect(at[0]).toBe(36);
+    expect(records[0]!.tokensBefore).toBeLessThan(85_000);
+    expect(records[0]!.tokensBefore).toBeGreaterThan(42_500);
+  });
+
+  it('should hold it back after a pause of exactly the cache lifetime', async () => {
+    const { records } = await converse(options, 38, (step) => (step === 36 ? 300_000 : 20_000));
+    expect(records).toHaveLength(0);
+  });
+
+  it("should not with compactAt 'ceiling', which keeps compacting at the ceiling only", async () => {
+    const { records } = await converse({ ...options, compactAt: 'ceiling' }, 38, (step) => (step === 36 ? 3_600_000 : 20_000));
+    expect(records).toHaveLength(0);
   });
 });
