@@ -35,6 +35,7 @@ const BENCHMARKS: Benchmark[] = [
   { name: 'budget', load: () => import('./budget') },
   { name: 'chat', load: () => import('./chat') },
   { name: 'store', load: () => import('./store') },
+  { name: 'cost', load: () => import('./compact-at') },
 ];
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');

@@ -3,7 +3,7 @@ import type { StoredCheckpoint } from './store/format';
 import type { CompactionMetadata, CompactionRecord, CompactionRule, CompactionUsage } from './types';
 
 /** The rules a compaction's metadata may name (types.ts, `CompactionRule`). */
-const RULES: ReadonlySet<string> = new Set<CompactionRule>(['ceiling', 'prepared', 'catch-up', 'from-prepared', 'clear', 'clear-instead', 'manual', 'overflow']);
+const RULES: ReadonlySet<string> = new Set<CompactionRule>(['ceiling', 'cost', 'cold-cache', 'prepared', 'catch-up', 'from-prepared', 'clear', 'clear-instead', 'manual', 'overflow']);
 
 /**
  * The compaction a step made, read from its `providerMetadata` (a `generateText` step, or the
@@ -21,13 +21,13 @@ export function compactionOf(source: unknown): CompactionMetadata | undefined {
 function fromMetadata(providerMetadata: unknown): CompactionMetadata | undefined {
   const value = (providerMetadata as { compaction?: unknown } | undefined)?.compaction;
   if (typeof value !== 'object' || value === null) return undefined;
-  const { reason, rule, kind, messagesCovered, tokensBefore, tokensAfter, summary, usage, prepared } = value as Record<string, unknown>;
+  const { reason, rule, kind, messagesCovered, tokensBefore, tokensAfter, summary, usage, prepared, expectedSaving } = value as Record<string, unknown>;
   if (reason !== 'auto' && reason !== 'overflow' && reason !== 'manual') return undefined;
   if (typeof messagesCovered !== 'number' || typeof tokensBefore !== 'number' || typeof tokensAfter !== 'number') return undefined;
   // Metadata kept from an older version of this package (a stored chat) has no kind: it summarized.
   const known = kind === 'clear' || kind === 'native' ? kind : 'summary';
   const cost = usageOf(usage);
-  return { reason, ...(isRule(rule) ? { rule } : {}), kind: known, messagesCovered, tokensBefore, tokensAfter, summary: typeof summary === 'string' ? summary : '', ...(cost === undefined ? {} : { usage: cost }), ...(prepared === true ? { prepared } : {}) };
+  return { reason, ...(isRule(rule) ? { rule } : {}), kind: known, messagesCovered, tokensBefore, tokensAfter, summary: typeof summary === 'string' ? summary : '', ...(cost === undefined ? {} : { usage: cost }), ...(prepared === true ? { prepared } : {}), ...(typeof expectedSaving === 'number' && Number.isFinite(expectedSaving) ? { expectedSaving } : {}) };
 }
 
 /**
@@ -59,8 +59,8 @@ export function withCompactionMetadata<T extends object>(result: T, report: Comp
 
 /** What a step's `providerMetadata.compaction` holds of a compaction's record (no record text, no native item). */
 export function metadataOf(report: CompactionRecord): CompactionMetadata {
-  const { reason, rule, kind, messagesCovered, tokensBefore, tokensAfter, summary, usage, prepared } = report;
-  return { reason, rule, kind, messagesCovered, tokensBefore, tokensAfter, summary, usage, ...(prepared === true ? { prepared } : {}) };
+  const { reason, rule, kind, messagesCovered, tokensBefore, tokensAfter, summary, usage, prepared, expectedSaving } = report;
+  return { reason, rule, kind, messagesCovered, tokensBefore, tokensAfter, summary, usage, ...(prepared === true ? { prepared } : {}), ...(expectedSaving === undefined ? {} : { expectedSaving }) };
 }
 
 /** A compaction's usage as metadata carries it; `undefined` when absent (an older version wrote it) or malformed. */

@@ -15,6 +15,9 @@ import type { BufferSetting } from './sizing/ceiling';
 import type { CompactionStore } from './store/types';
 import type { CompactionLogger, CompactionOptions, CompactionRecord, ModelPricing } from './types';
 
+/** `compactAt` after validation: where a conversation is compacted below the ceiling (docs/design.md, "Compaction timed by what it costs"). */
+export type CompactAt = 'cost' | 'ceiling' | number;
+
 export type { CompactionLogger } from './types';
 
 // The options' defaults (tunables.ts), exported here for the tests and the benchmarks.
@@ -50,9 +53,9 @@ const OPTIONS = {
   }),
   pricing: option({
     schema: z
-      .object({ cachedInput: ratio, cacheWrite: ratio, output: ratio, cacheTtl: z.number().int().nonnegative().optional() })
+      .object({ cachedInput: ratio, cacheWrite: ratio, output: ratio, cacheTtl: z.number().int().positive().optional() })
       .strict(),
-    expected: 'an object { cachedInput?, cacheWrite?, output? } of ratios to the input price (finite numbers, 0 or more) and cacheTtl? in milliseconds (a whole number, 0 or more)',
+    expected: 'an object { cachedInput?, cacheWrite?, output? } of ratios to the input price (finite numbers, 0 or more) and cacheTtl? in milliseconds (a whole number, above 0)',
     /** The host's prices, each field winning over the catalog's (model.ts). */
     resolve: (value): Partial<ModelPricing> | undefined => (value === undefined ? undefined : withoutUndefined(value)),
     show: describeSetting,
@@ -125,6 +128,11 @@ const OPTIONS = {
     show: describeSetting,
   }),
   streamPart: option({ schema: z.boolean(), expected: 'true or false', resolve: (value) => value ?? true }),
+  compactAt: option({
+    schema: z.union([z.literal('cost'), z.literal('ceiling'), z.number().gt(0).lte(1)]),
+    expected: "'cost', 'ceiling', or a share of the ceiling above 0 and at most 1",
+    resolve: (value): CompactAt => value ?? 'cost',
+  }),
   secret: option({
     schema: z.union([secretText, z.array(secretText).min(1)]),
     expected: `a string of at least ${SECRET_MIN_LENGTH} characters, or a non-empty list of them (the first seals, any opens)`,

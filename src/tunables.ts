@@ -143,8 +143,6 @@ export const DEFAULT_PREPARE = 0.8;
  * summary written faster (a test double, a cache) leaves preparing to the band of `prepare`.
  */
 export const MEASURED_SUMMARY_MS = 250;
-/** With measured summaries, preparing starts when the time left to the ceiling is within this many times the longest recent summary. */
-export const SUMMARY_MARGIN = 1;
 /** A catch-up starts when the prompt right after a prepared checkpoint is over the budget by this share of it, with at least as much to cover. */
 export const CATCH_UP_SHARE = 0.25;
 /** A catch-up starts only from a summarizer whose latest request read at least this share of its input from the prompt cache. */

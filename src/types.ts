@@ -46,12 +46,14 @@ export interface CompactionUsage {
 /**
  * The rule of the policy that decided a compaction (docs/design.md, "The policy"): `ceiling` (the
  * step reached the ceiling and compacted), `prepared` (it sent a checkpoint prepared ahead),
+ * `cost` (the step reached the trigger that costs least, under the ceiling: `compactAt`),
+ * `cold-cache` (it sent a prepared checkpoint after a pause longer than the provider's cache lifetime),
  * `catch-up` (a step under the ceiling sent a catch-up, prepared because the prompt after a
  * prepared checkpoint was over the budget), `from-prepared` (compacted from a prepared checkpoint
  * that did not fit), `clear` and `clear-instead` (cleared old tool results, at the ceiling or
  * instead of waiting for a summary), `manual`, `overflow`.
  */
-export type CompactionRule = 'ceiling' | 'prepared' | 'catch-up' | 'from-prepared' | 'clear' | 'clear-instead' | 'manual' | 'overflow';
+export type CompactionRule = 'ceiling' | 'cost' | 'cold-cache' | 'prepared' | 'catch-up' | 'from-prepared' | 'clear' | 'clear-instead' | 'manual' | 'overflow';
 
 /** The totals of an instance's summary requests (`usage()`): tokens as the providers reported them, 0 where none did. */
 export interface CompactionTotals {
@@ -88,6 +90,13 @@ export interface CompactionRecord {
   usage: CompactionUsage;
   /** The model's window when it was made, and where it came from; absent when the model has none (no option, not in the catalog, never rejected a prompt). */
   window?: { tokens: number; source: WindowSource };
+  /**
+   * What the policy expected the compaction to save, in tokens at the model's input price: the
+   * cached input the steps until the next compaction no longer read, less what the compaction
+   * costs (its summary requests and the step after, written to the cache afresh). Absent where the
+   * model's prices or the conversation's growth are unknown.
+   */
+  expectedSaving?: number;
 }
 
 /**
@@ -225,6 +234,14 @@ export interface CompactionOptions {
    * @default true
    */
   streamPart?: boolean;
+  /**
+   * When a conversation is compacted below the ceiling: `'cost'` where it costs least, from the
+   * model's prices (`pricing`), the conversation's growth per step and what its own compactions
+   * cost; `'ceiling'` only at the ceiling; or a share of the ceiling (`0.4`). A model whose prices
+   * are unknown compacts at the ceiling.
+   * @default 'cost'
+   */
+  compactAt?: 'cost' | 'ceiling' | number;
 }
 
 /** What the step that compacted carries in its result's `providerMetadata.compaction`. */
@@ -242,6 +259,8 @@ export interface CompactionMetadata {
   usage?: CompactionUsage;
   /** `true` when the checkpoint was prepared in the background ahead of this step, the first to send it (`prepare`). */
   prepared?: true;
+  /** What the policy expected it to save, as in the record. */
+  expectedSaving?: number;
 }
 
 /** Per-call options, under `providerOptions.compaction`. Removed before the provider sees the call. */

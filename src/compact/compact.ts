@@ -26,6 +26,7 @@ import { keptUserMessages, nativeItem } from './native';
 import { type CompactionPlan, expectedSummary, identifierAllowance, openingTokens, planOf, recordAllowance, sizedFor, summaryLimit, userMessageAllowance, userWordsAllowance } from './plan';
 import { announce, kindOf, reportOf, ruleOf } from './report';
 import { sendPrepared } from './send-prepared';
+import type { Economy } from './trigger';
 
 /** What a compaction is asked to do. */
 export interface CompactRequest {
@@ -68,6 +69,8 @@ export interface CompactRequest {
   rule?: CompactionRule;
   /** When its summary must be written by, on the instance's clock (`summaryTimeout`); by default that long from when it begins. */
   deadline?: number;
+  /** What a compaction costs and saves in this conversation (trigger.ts): its record says what the policy expected it to save. */
+  economy?: Economy;
 }
 
 /** One compaction to run: the request, its plan (what it covers, `from` to `end` of the conversation, and what each part of the checkpoint may take) and the digest of what it covers. */
@@ -87,7 +90,7 @@ export async function compact(engine: Engine, request: CompactRequest): Promise<
   const made = await compactOnce(engine, { ...request, plan });
   // A compaction prepared in the background that this step joined or found: this step sends it first.
   const next = place(view, made);
-  return made.prepared === true ? sendPrepared(engine, view, next, request.rule ?? ruleOf(reason), reason) : next;
+  return made.prepared === true ? sendPrepared(engine, view, next, request.rule ?? ruleOf(reason), { reason, economy: request.economy }) : next;
 }
 
 /**
@@ -222,7 +225,7 @@ async function make(engine: Engine, job: Job, costs: Meter): Promise<Made> {
 }
 
 /** Makes the checkpoint, its requests under `deadline` (`asked`: the view whose params carry its signal; `view`: the step's own). */
-async function makeBy(engine: Engine, { view: asked, reason, model, window, target, limit, digest, plan, prepare = false, catchUp = false, carried, rule, through }: Job, costs: Meter, deadline: Deadline, view: StepView): Promise<Made> {
+async function makeBy(engine: Engine, { view: asked, reason, model, window, target, limit, digest, plan, prepare = false, catchUp = false, carried, rule, through, economy }: Job, costs: Meter, deadline: Deadline, view: StepView): Promise<Made> {
   const { settings } = engine;
   const { from, end } = plan;
   // What stays live cannot fit the window beside any checkpoint: no summary request is made for it.
@@ -350,7 +353,7 @@ async function makeBy(engine: Engine, { view: asked, reason, model, window, targ
     if (!saved) engine.warn('ai-compaction: the checkpoint could not be stored; this step uses it, later steps may compact again');
   }
   if (noProgress && reason !== 'overflow') await placeHold(engine, next, tokensAfter, target, 'the compaction made no progress');
-  const report = announce(engine, reportOf(checkpoint, reason, rule ?? ruleOf(reason), tokensBefore, tokensAfter, addUsage(costs.usage(), carried)), view.modelKey);
+  const report = announce(engine, reportOf(checkpoint, reason, rule ?? ruleOf(reason), tokensBefore, tokensAfter, addUsage(costs.usage(), carried), economy), view.modelKey);
   return { checkpoint, report };
 }
 

@@ -1,5 +1,6 @@
+import { keepBudget } from '../checkpoint/budget';
 import { type Engine, modelKey, warnOnce } from '../engine';
-import { windowFor } from '../model';
+import { modelFacts, windowFor } from '../model';
 import { liveStart } from '../prompt/conversation';
 import type { Model } from '../prompt/types';
 import { ceiling } from '../sizing/ceiling';
@@ -10,13 +11,18 @@ import { planClearing } from './clear';
 import { held } from './holds';
 import { conversationSummaries } from './measured';
 import { type Pace, type ReadyFacts, type StepFacts, type WaitOutcome, worthCatchingUp } from './policy';
-import { type CompactionPlan, planOf } from './plan';
-import { type Candidate, alreadyPrepared, coverWhole, findPrepared, fitsAfter, longerPreparing, preparingFrom, readyCatchUp, writing } from './prepare';
+import { type CompactionPlan, expectedSummary, frameTokens, planOf } from './plan';
+import { type Candidate, alreadyPrepared, coverWhole, findPrepared, fitsAfter, leftAt, longerPreparing, preparingFrom, readyCatchUp, writing } from './prepare';
+import { noteUnpriced } from './report';
+import { type Economy, type SummaryTokens, cacheExpired, compactionCost, costTrigger } from './trigger';
 
 /** What the facts of a step point to: the checkpoints they speak of, placed in the step's view, and the summary being written. */
 export interface Found {
   window: number | undefined;
+  /** Where an automatic compaction is due: the trigger (`compactAt`) or the ceiling. */
   limit: number | undefined;
+  /** What a compaction costs and saves in this conversation, where the model's prices and its growth are known: what the policy expected it to save (`last()`). */
+  economy?: Economy;
   plan: CompactionPlan | undefined;
   catchUp?: StepView;
   ready?: StepView;
@@ -43,22 +49,27 @@ export interface StepContext {
 export async function gatherFacts(engine: Engine, view: StepView, model: Model, context: StepContext): Promise<{ facts: StepFacts; found: Found }> {
   const { settings } = engine;
   const window = windowFor(engine, model);
-  const limit = window === undefined ? undefined : ceiling(window, settings.buffer, view.params.maxOutputTokens);
-  if (limit !== undefined && limit <= 0) {
+  const windowCeiling = window === undefined ? undefined : ceiling(window, settings.buffer, view.params.maxOutputTokens);
+  if (windowCeiling !== undefined && windowCeiling <= 0) {
     const key = modelKey(model);
-    warnOnce(engine, `ceiling:${key}`, `ai-compaction: the ceiling for ${key} is ${limit} tokens (the window less the room kept free); not compacting on its own`);
+    warnOnce(engine, `ceiling:${key}`, `ai-compaction: the ceiling for ${key} is ${windowCeiling} tokens (the window less the room kept free); not compacting on its own`);
   }
+  const left = await leftAt(view);
+  const summaries = conversationSummaries(view);
+  const due = windowCeiling === undefined || windowCeiling <= 0 || !settings.auto ? undefined : dueOf(engine, view, model, windowCeiling, { left, pace: context.pace, measured: summaries.tokens });
+  const limit = due?.trigger ?? windowCeiling;
   const size = totalSize(view);
   const from = coveredUpTo(view);
   const end = liveStart(view.conversation);
-  const summaries = conversationSummaries(view);
   const facts: StepFacts = {
     now: engine.clock.now(),
     auto: settings.auto,
     prepare: settings.prepare,
     manual: context.manual,
     window,
-    ceiling: limit,
+    ceiling: windowCeiling,
+    ...(due?.trigger === undefined ? {} : { trigger: due.trigger }),
+    ...(due?.cold === true ? { cold: true } : {}),
     sizeKnown: view.sizeKnown,
     size,
     counted: view.size.counted,
@@ -80,7 +91,7 @@ export async function gatherFacts(engine: Engine, view: StepView, model: Model, 
     summaryMs: summaries.longest,
     cachedShare: summaries.cached,
   };
-  const found: Found = { window, limit, plan: undefined, pending: [], ownDeadline: false };
+  const found: Found = { window, limit, plan: undefined, pending: [], ownDeadline: false, ...(due?.economy === undefined ? {} : { economy: due.economy }) };
   if (!settings.auto || context.manual || limit === undefined || limit <= 0 || !view.sizeKnown || view.digests === undefined || view.threadDigest === undefined) return { facts, found };
   const plan = planOf(engine, view, limit);
   found.plan = plan;
@@ -95,7 +106,9 @@ export async function gatherFacts(engine: Engine, view: StepView, model: Model, 
     found.catchUp = catchUp;
     facts.catchUp = await readyFacts(engine, view, catchUp, limit);
   }
-  if (Math.min(size, facts.catchUp?.size ?? size) >= limit || (facts.catchUp === undefined && facts.denseReach)) {
+  const atLimit = Math.min(size, facts.catchUp?.size ?? size) >= limit || (facts.catchUp === undefined && facts.denseReach);
+  // After a pause longer than the cache lifetime, a ready checkpoint may go out over half the trigger (rule `cold-cache`).
+  if (atLimit || (facts.cold === true && size * 2 > limit)) {
     facts.held = facts.catchUp === undefined && (await held(view, limit, window));
     const prepared = await findPrepared(engine, view, model, plan, limit);
     let placed = prepared?.ready ?? prepared?.tooLarge;
@@ -109,10 +122,11 @@ export async function gatherFacts(engine: Engine, view: StepView, model: Model, 
       found.ready = placed;
       facts.ready = await readyFacts(engine, view, placed, limit);
     }
-    if (facts.writing !== undefined) facts.clearing.instead = planClearing(settings, { ...clearingRequest, instead: true }) !== undefined;
-  } else if (settings.prepare !== false) {
+    if (atLimit && facts.writing !== undefined) facts.clearing.instead = planClearing(settings, { ...clearingRequest, instead: true }) !== undefined;
+  }
+  if (!atLimit && settings.prepare !== false) {
     facts.prepared = await alreadyPrepared(engine, view, from, end);
-    facts.prepareFrom = await preparingFrom(view, settings.prepare * limit, limit);
+    facts.prepareFrom = preparingFrom(left, settings.prepare * limit, limit);
     facts.tailFits = plan.budget === undefined || plan.live + (limit - size) <= plan.budget.total;
   }
   return { facts, found };
@@ -126,4 +140,38 @@ async function readyFacts(engine: Engine, view: StepView, placed: StepView, limi
   const { budget, frame } = planOf(engine, placed, limit);
   const overBudget = budget !== undefined && end > from && worthCatchingUp(size - frame, estimateMessages(placed.conversation, from, end, placed.estimator), budget.total);
   return { size, overBudget, longerPreparing: await longerPreparing(engine, view, placed.checkpoint!.length) };
+}
+
+/**
+ * Where this step's automatic compaction is due (docs/design.md, "Compaction timed by what it
+ * costs"): with `compactAt: 'cost'`, the trigger that costs least, from the model's prices, the
+ * conversation's growth (`pace`), where its last compaction left the prompt (`left`; before one,
+ * what the budget keeps at the ceiling) and what its compactions cost (the latest one's requests as
+ * measured; before one, a request reading this prompt from the cache and writing half the summary's
+ * limit); with a share, that share of the ceiling; else (or prices unknown) the ceiling. And
+ * whether the pause before this step outlived the provider's cache.
+ */
+function dueOf(
+  engine: Engine,
+  view: StepView,
+  model: Model,
+  limit: number,
+  { left, pace, measured }: { left: number | undefined; pace: Pace | undefined; measured: SummaryTokens | undefined },
+): { trigger?: number; economy?: Economy; cold: boolean } {
+  const { compactAt, keep, summaryOutputTokens, budgetShare } = engine.settings;
+  if (compactAt === 'ceiling') return { cold: false };
+  const prices = modelFacts(engine, model).pricing;
+  const cold = cacheExpired(prices, pace?.idle);
+  if (typeof compactAt === 'number') return { trigger: Math.round(compactAt * limit), cold };
+  if (prices === undefined) {
+    noteUnpriced(engine, modelKey(model));
+    return { cold };
+  }
+  if (pace === undefined) return { cold };
+  const frame = frameTokens(view.system, view.params.tools, view.estimator);
+  const budget = keepBudget({ ceiling: limit, frame, keep, summaryOutputTokens, ...(budgetShare === undefined ? {} : { share: budgetShare }) });
+  const after = left ?? frame + budget.total;
+  const summary = measured ?? { input: totalSize(view), cached: totalSize(view), output: expectedSummary(budget.summary, undefined) };
+  const economy: Economy = { prices, growth: pace.meanGrowth, cost: compactionCost(prices, summary, after) };
+  return { trigger: costTrigger(economy, after, frame, limit), economy, cold };
 }

@@ -27,9 +27,11 @@ export async function measuredSummary(engine: Engine, view: StepView, model: str
   summaryTimes(engine).set(model, times);
   if (view.threadDigest === undefined) return;
   const before = view.thread?.summaries;
-  const { inputTokens, cachedInputTokens } = usage;
+  const { inputTokens, cachedInputTokens, outputTokens } = usage;
   const cached = inputTokens !== undefined && inputTokens > 0 && cachedInputTokens !== undefined ? Math.min(1, cachedInputTokens / inputTokens) : before?.cached;
-  const summaries: SummaryTimes = { ms: [ms, ...(before?.ms ?? [])].slice(0, SUMMARY_TIMES_KEPT), ...(cached === undefined ? {} : { cached }) };
+  // What its requests took, as the provider counted them: a compaction's cost (trigger.ts).
+  const tokens = inputTokens !== undefined && outputTokens !== undefined ? { input: inputTokens, cached: Math.min(inputTokens, cachedInputTokens ?? 0), output: outputTokens } : before?.tokens;
+  const summaries: SummaryTimes = { ms: [ms, ...(before?.ms ?? [])].slice(0, SUMMARY_TIMES_KEPT), ...(cached === undefined ? {} : { cached }), ...(tokens === undefined ? {} : { tokens }) };
   await engine.keeper.saveMeasures(view.threadDigest, { summaries }, view.budget);
 }
 
@@ -39,8 +41,8 @@ export function longestSummary(engine: Engine, model: string): number | undefine
   return times === undefined || times.length === 0 ? undefined : Math.max(...times);
 }
 
-/** What a conversation's summaries were measured to take, as its thread holds it: the longest recent one, and the latest request's cached share. */
-export function conversationSummaries(view: StepView): { longest: number | undefined; cached: number | undefined } {
+/** What a conversation's summaries were measured to take, as its thread holds it: the longest recent one, the latest request's cached share, and the latest compaction's tokens. */
+export function conversationSummaries(view: StepView): { longest: number | undefined; cached: number | undefined; tokens: SummaryTimes['tokens'] } {
   const summaries = view.thread?.summaries;
-  return { longest: summaries === undefined || summaries.ms.length === 0 ? undefined : Math.max(...summaries.ms), cached: summaries?.cached };
+  return { longest: summaries === undefined || summaries.ms.length === 0 ? undefined : Math.max(...summaries.ms), cached: summaries?.cached, tokens: summaries?.tokens };
 }

@@ -38,7 +38,8 @@ function growthOf(before: PaceRecord, arrival: Arrival): number {
  * it grew in one recent step, the mean growth (what each step brought as it arrived: what a step
  * compacts is no growth), the mean time between two (from one step going out to the next
  * arriving: the model's reply, its tools and the person, not a wait in the middleware) and the
- * time since its checkpoint last changed (by this instance or another). `undefined` when this
+ * time since its checkpoint last changed (by this instance or another), and the pause before this
+ * step (`idle`: from the step before going out to this one arriving). `undefined` when this
  * conversation does not extend the step before (a branch, a retry).
  */
 export function paceOf(before: PaceRecord | undefined, arrival: Arrival, now: number): Pace | undefined {
@@ -51,6 +52,7 @@ export function paceOf(before: PaceRecord | undefined, arrival: Arrival, now: nu
     // A checkpoint another instance made between two steps shrinks the prompt: that is no growth.
     meanGrowth: Math.max(1, mean(growths.filter((growth) => growth > 0))),
     meanInterval: mean(intervals),
+    idle: intervals[0]!,
     ...(shrunkAt === undefined ? {} : { sinceShrunk: now - shrunkAt }),
   };
 }

@@ -1,4 +1,4 @@
-import { CATCH_UP_CACHED_SHARE, CATCH_UP_SHARE, MEASURED_SUMMARY_MS, SUMMARY_MARGIN } from '../tunables';
+import { CATCH_UP_CACHED_SHARE, CATCH_UP_SHARE, MEASURED_SUMMARY_MS } from '../tunables';
 
 /**
  * The policy (docs/design.md, "The policy"): what a step does, decided once by one pure function
@@ -13,6 +13,8 @@ export interface Pace {
   meanGrowth: number;
   meanInterval: number;
   sinceShrunk?: number;
+  /** The time since the step before went out: a pause longer than the provider's cache lifetime empties its cache. */
+  idle?: number;
 }
 
 /** A checkpoint prepared for this conversation, ready: the prompt's size with it in place, and what would follow sending it. */
@@ -41,6 +43,14 @@ export interface StepFacts {
   /** The window and the ceiling; `undefined` without a window. */
   window: number | undefined;
   ceiling: number | undefined;
+  /**
+   * Where an automatic compaction is due below the ceiling (`compactAt`, docs/design.md, "Compaction
+   * timed by what it costs"): the trigger that costs least, or a share of the ceiling. `undefined`:
+   * at the ceiling.
+   */
+  trigger?: number | undefined;
+  /** The pause before this step was longer than the provider's cache lifetime: its prompt is read uncached whatever goes out. */
+  cold?: boolean;
   /** False while a provider item's size is unknown (until the provider counts a prompt holding it). */
   sizeKnown: boolean;
   /** The prompt's size: the provider's count it rests on plus what is estimated on top. */
@@ -95,9 +105,9 @@ export interface StepFacts {
 /** What goes out: the step as it is, a prepared checkpoint, a clearing, a compaction now, or a wait for the summary being written. */
 export type StepAction =
   | { kind: 'send'; rule: SendRule }
-  | { kind: 'send-prepared'; rule: 'prepared' | 'catch-up'; which: 'ready' | 'catch-up' }
+  | { kind: 'send-prepared'; rule: 'prepared' | 'catch-up' | 'cold-cache'; which: 'ready' | 'catch-up' }
   | { kind: 'clear'; rule: 'clear' | 'clear-instead' }
-  | { kind: 'compact'; rule: 'ceiling' | 'manual' | 'from-prepared'; from?: 'ready' | 'catch-up' }
+  | { kind: 'compact'; rule: 'ceiling' | 'cost' | 'manual' | 'from-prepared'; from?: 'ready' | 'catch-up' }
   | { kind: 'wait'; rule: 'being-written'; until: number }
   | { kind: 'give-up'; rule: 'summary-failed' };
 
@@ -121,9 +131,20 @@ export function decideStep(facts: StepFacts): Decision {
   return { step, prepare: prepareAction(facts, step) };
 }
 
-/** What goes out (rules `manual`, `catch-up`, `ceiling`, `prepared`, `clear-instead`, `being-written`, `from-prepared`, `clear`). */
+/**
+ * Where a step's automatic compaction is due: the trigger (`compactAt`) where there is one below
+ * the ceiling, else the ceiling. Every rule below reads it as "the ceiling"; the window's ceiling
+ * still bounds it.
+ */
+export function dueAt(facts: Pick<StepFacts, 'ceiling' | 'trigger'>): number | undefined {
+  const { ceiling, trigger } = facts;
+  return ceiling === undefined || trigger === undefined ? ceiling : Math.min(ceiling, trigger);
+}
+
+/** What goes out (rules `manual`, `catch-up`, `cold-cache`, `ceiling`, `cost`, `prepared`, `clear-instead`, `being-written`, `from-prepared`, `clear`). */
 export function stepAction(facts: StepFacts): StepAction {
-  const { ceiling, size } = facts;
+  const { size } = facts;
+  const ceiling = dueAt(facts);
   if (facts.manual) return { kind: 'compact', rule: 'manual' };
   if (!facts.auto) return { kind: 'send', rule: 'auto-off' };
   if (ceiling === undefined || ceiling <= 0) return { kind: 'send', rule: 'no-window' };
@@ -131,7 +152,12 @@ export function stepAction(facts: StepFacts): StepAction {
   // A catch-up ready is sent by the first step after it is ready, under the ceiling too, when it lowers the prompt.
   const catchUp = facts.catchUp !== undefined && facts.catchUp.size < size ? facts.catchUp : undefined;
   const current = catchUp?.size ?? size;
-  if (current < ceiling && !(catchUp === undefined && facts.denseReach)) return catchUp === undefined ? { kind: 'send', rule: 'under-ceiling' } : { kind: 'send-prepared', rule: 'catch-up', which: 'catch-up' };
+  if (current < ceiling && !(catchUp === undefined && facts.denseReach)) {
+    if (catchUp !== undefined) return { kind: 'send-prepared', rule: 'catch-up', which: 'catch-up' };
+    // After a pause longer than the cache lifetime the prompt is read uncached anyway: a ready checkpoint goes out free of a cache miss.
+    if (facts.cold === true && !facts.held && facts.ready !== undefined && size * 2 > ceiling && facts.ready.size < size) return { kind: 'send-prepared', rule: 'cold-cache', which: 'ready' };
+    return { kind: 'send', rule: 'under-ceiling' };
+  }
   if (facts.held && catchUp === undefined) return { kind: 'send', rule: 'held' };
   // At the ceiling: the longest prepared checkpoint ready, sent at once when the prompt with it fits.
   const ready = facts.ready;
@@ -148,12 +174,13 @@ export function stepAction(facts: StepFacts): StepAction {
   if (ready !== undefined) return { kind: 'compact', rule: 'from-prepared', from: 'ready' };
   if (catchUp !== undefined) return { kind: 'compact', rule: 'from-prepared', from: 'catch-up' };
   if (facts.clearing.meets) return { kind: 'clear', rule: 'clear' };
-  return { kind: 'compact', rule: 'ceiling' };
+  return { kind: 'compact', rule: facts.ceiling !== undefined && ceiling < facts.ceiling && size < facts.ceiling && !facts.denseReach ? 'cost' : 'ceiling' };
 }
 
 /** What is prepared beside the step (rules `catch-up`, `step-ahead`, `timed`, `band`); `undefined`: nothing. */
 export function prepareAction(facts: StepFacts, step: StepAction): PrepareAction | undefined {
-  const { ceiling, prepare } = facts;
+  const { prepare } = facts;
+  const ceiling = dueAt(facts);
   if (!facts.auto || prepare === false || ceiling === undefined || ceiling <= 0 || !facts.sizeKnown) return undefined;
   if (step.kind === 'send-prepared') return afterPrepared(facts, step);
   if (step.kind !== 'send' || facts.size >= ceiling) return undefined;
@@ -171,8 +198,8 @@ export function prepareAction(facts: StepFacts, step: StepAction): PrepareAction
     if (size + pace.growth < ceiling) {
       if (size < prepare * ceiling || size < facts.prepareFrom) return undefined;
       const left = timeLeft(pace, ceiling, size);
-      if (left > summaryMs * SUMMARY_MARGIN) return undefined;
-      if (pace.sinceShrunk !== undefined && pace.sinceShrunk + left < summaryMs * SUMMARY_MARGIN) return undefined;
+      if (left > summaryMs) return undefined;
+      if (pace.sinceShrunk !== undefined && pace.sinceShrunk + left < summaryMs) return undefined;
       if (!facts.tailFits) return undefined;
       if (whole) return { kind: 'start', rule: 'timed', whole: true, catchUp: false };
       return live ? { kind: 'start', rule: 'timed', whole: false, catchUp: false } : undefined;
@@ -207,9 +234,10 @@ export function timeLeft(pace: Pace, ceiling: number, size: number): number {
 }
 
 /** Whether a catch-up begun now would be ready before the conversation, at `size` after it, reaches the ceiling. */
-function readyBeforeCeiling({ pace, summaryMs, ceiling }: StepFacts, size: number): boolean {
+function readyBeforeCeiling(facts: StepFacts, size: number): boolean {
+  const { pace, summaryMs } = facts;
   if (pace === undefined || summaryMs === undefined || summaryMs < MEASURED_SUMMARY_MS) return true;
-  return timeLeft(pace, ceiling!, size) > summaryMs * SUMMARY_MARGIN;
+  return timeLeft(pace, dueAt(facts)!, size) > summaryMs;
 }
 
 /**

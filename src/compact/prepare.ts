@@ -297,20 +297,27 @@ export function coverWhole(view: StepView, window: number | undefined, end: numb
 
 /**
  * The size from which a step prepares: `prepare` x the ceiling (`band`). When the compaction that
- * made the conversation's checkpoint left the prompt at or over it already, a checkpoint prepared
- * at once would cover a step or so more than the one just sent and free next to nothing at the
- * ceiling: the next one is prepared once the prompt has grown halfway from where that compaction
- * left it to the ceiling. Where it left it is this prompt less what was added after the step that
- * first sent it: for a prepared checkpoint, the step its thread names (`sent`) when this
- * conversation extends that step's; else the end of the live part the checkpoint was made for.
+ * made the conversation's checkpoint left the prompt (`left`, `leftAt`) at or over it already, a
+ * checkpoint prepared at once would cover a step or so more than the one just sent and free next
+ * to nothing at the ceiling: the next one is prepared once the prompt has grown halfway from where
+ * that compaction left it to the ceiling.
  */
-export async function preparingFrom(view: StepView, band: number, limit: number): Promise<number> {
+export function preparingFrom(left: number | undefined, band: number, limit: number): number {
+  return left === undefined || left < band ? band : (left + limit) / 2;
+}
+
+/**
+ * Where the compaction that made the conversation's checkpoint left the prompt: this prompt less
+ * what was added after the step that first sent it: for a prepared checkpoint, the step its thread
+ * names (`sent`) when this conversation extends that step's; else the end of the live part the
+ * checkpoint was made for. `undefined` without a checkpoint, or after a clearing (which keeps the
+ * messages it covers in the prompt, so nothing marks where it left it).
+ */
+export async function leftAt(view: StepView): Promise<number | undefined> {
   const { checkpoint, conversation, estimator } = view;
-  // A clearing keeps the messages it covers in the prompt, so nothing marks where it left the prompt.
-  if (checkpoint === undefined || checkpoint.clear !== undefined) return band;
+  if (checkpoint === undefined || checkpoint.clear !== undefined) return undefined;
   const end = (await sentEnd(view, checkpoint)) ?? liveEnd(conversation, checkpoint.length);
-  const after = totalSize(view) - estimateMessages(conversation, end, conversation.length, estimator);
-  return after < band ? band : (after + limit) / 2;
+  return totalSize(view) - estimateMessages(conversation, end, conversation.length, estimator);
 }
 
 /** The length of the conversation of the step that first sent `checkpoint`, as its thread names it, when this conversation extends that one. */

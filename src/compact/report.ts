@@ -3,9 +3,32 @@ import { messageOf } from '../errors';
 import { modelFacts } from '../model';
 import type { StoredCheckpoint } from '../store/format';
 import type { CompactionReason, CompactionRecord, CompactionRule, CompactionUsage } from '../types';
+import { type Economy, expectedSaving } from './trigger';
 
 /** The last compaction an instance made known, for `last()`. */
 const reported = ownState((): { last?: CompactionRecord } => ({}));
+
+/**
+ * Models whose prices are unknown, not said yet (docs/design.md, "Compaction timed by what it
+ * costs"): the first summary made at the ceiling because of it says so in its line, once per model.
+ */
+const unpriced = ownState(() => ({ pending: new Set<string>(), said: new Set<string>() }));
+
+/** Notes that `model` (`provider:modelId`) has no known prices, so its conversations compact at the ceiling: said once, in the next compaction's line. */
+export function noteUnpriced(engine: Engine, model: string): void {
+  const notes = unpriced(engine);
+  if (!notes.said.has(model)) notes.pending.add(model);
+}
+
+/** What a compaction's line adds about unknown prices: once per model, on an automatic summary at the ceiling. */
+function unpricedNote(engine: Engine, report: CompactionRecord): string {
+  const notes = unpriced(engine);
+  if (notes.pending.size === 0 || report.reason !== 'auto' || report.kind !== 'summary' || !['ceiling', 'prepared', 'from-prepared'].includes(report.rule)) return '';
+  const models = [...notes.pending];
+  notes.pending.clear();
+  for (const model of models) notes.said.add(model);
+  return `; at the ceiling: no prices known for ${models.join(', ')} (compactAt 'cost' needs them: give the option pricing)`;
+}
 
 /** The last compaction, for `last()`; `undefined` before the first. */
 export function lastReport(engine: Engine): CompactionRecord | undefined {
@@ -26,7 +49,7 @@ export function announce(engine: Engine, made: CompactionRecord, modelKey: strin
       ? `compacted ${report.messagesCovered} messages`
       : `cleared ${report.cleared.toolResults} old tool results in ${report.messagesCovered} messages`;
   engine.info(
-    `ai-compaction: ${what} (${report.reason}, rule ${report.rule}${report.prepared === true ? ', prepared ahead' : ''}): ${report.tokensBefore} -> ${report.tokensAfter} estimated tokens; ${costOf(report.usage)}; ${report.window === undefined ? 'no window known' : `window ${report.window.tokens} tokens (${report.window.source})`}`,
+    `ai-compaction: ${what} (${report.reason}, rule ${report.rule}${report.prepared === true ? ', prepared ahead' : ''}): ${report.tokensBefore} -> ${report.tokensAfter} estimated tokens; ${costOf(report.usage)}${report.expectedSaving === undefined ? '' : `; expected to save ${report.expectedSaving} input-price tokens`}; ${report.window === undefined ? 'no window known' : `window ${report.window.tokens} tokens (${report.window.source})`}${unpricedNote(engine, report)}`,
   );
   try {
     const returned: unknown = engine.settings.onCompaction?.(report);
@@ -62,8 +85,12 @@ export function kindOf(checkpoint: StoredCheckpoint): 'summary' | 'native' {
   return checkpoint.native === undefined ? 'summary' : 'native';
 }
 
-/** What `last()` returns and `onCompaction` receives for a summary (or a provider's item) that a step sent. */
-export function reportOf(checkpoint: StoredCheckpoint, reason: CompactionReason, rule: CompactionRule, tokensBefore: number, tokensAfter: number, usage: CompactionUsage): CompactionRecord {
+/**
+ * What `last()` returns and `onCompaction` receives for a summary (or a provider's item) that a
+ * step sent; with `economy` (the model's prices and the conversation's growth known), what the
+ * policy expected it to save (docs/design.md, "Compaction timed by what it costs").
+ */
+export function reportOf(checkpoint: StoredCheckpoint, reason: CompactionReason, rule: CompactionRule, tokensBefore: number, tokensAfter: number, usage: CompactionUsage, economy?: Economy): CompactionRecord {
   const { native } = checkpoint;
   return {
     reason,
@@ -76,5 +103,6 @@ export function reportOf(checkpoint: StoredCheckpoint, reason: CompactionReason,
     record: checkpoint.record,
     ...(native === undefined ? {} : { native: { provider: native.provider, item: native.part } }),
     usage,
+    ...(economy === undefined ? {} : { expectedSaving: expectedSaving(economy, tokensBefore, tokensAfter) }),
   };
 }

@@ -3,6 +3,7 @@ import type { CompactionReason, CompactionRecord, CompactionRule } from '../type
 import { type StepView, totalSize } from '../view';
 import { noUsage } from './cost';
 import { announce, reportOf } from './report';
+import type { Economy } from './trigger';
 
 /**
  * A checkpoint prepared ahead, sent by a step for the first time (docs/design.md, "Preparing
@@ -31,11 +32,11 @@ async function promotePrepared(engine: Engine, view: StepView, placed: StepView)
  * Reports a prepared checkpoint on the step that first sends it (`next`, placed from `view`), with
  * why that step compacted: `last()`, `onCompaction`, its metadata.
  */
-function reportPrepared(engine: Engine, view: StepView, next: StepView, rule: CompactionRule, reason: CompactionReason = next.checkpoint!.reason): StepView {
+function reportPrepared(engine: Engine, view: StepView, next: StepView, rule: CompactionRule, { reason = next.checkpoint!.reason, economy }: SendOptions): StepView {
   const checkpoint = next.checkpoint!;
   // What it cost in the background; a checkpoint prepared by an older version kept no count.
   const usage = checkpoint.usage ?? noUsage();
-  next.compaction = announce(engine, { ...reportOf(checkpoint, reason, rule, totalSize(view), totalSize(next), usage), prepared: true }, view.modelKey);
+  next.compaction = announce(engine, { ...reportOf(checkpoint, reason, rule, totalSize(view), totalSize(next), usage, economy), prepared: true }, view.modelKey);
   return next;
 }
 
@@ -43,7 +44,13 @@ function reportPrepared(engine: Engine, view: StepView, next: StepView, rule: Co
  * A prepared checkpoint sent by this step for the first time (`placed`: this step's view with it in
  * place, `withCheckpoint`): promoted, and reported here.
  */
-export async function sendPrepared(engine: Engine, view: StepView, placed: StepView, rule: CompactionRule, reason?: CompactionReason): Promise<StepView> {
-  return reportPrepared(engine, view, await promotePrepared(engine, view, placed), rule, reason);
+export async function sendPrepared(engine: Engine, view: StepView, placed: StepView, rule: CompactionRule, options: SendOptions = {}): Promise<StepView> {
+  return reportPrepared(engine, view, await promotePrepared(engine, view, placed), rule, options);
+}
+
+/** Why it is sent (by default, why it was made) and what a compaction costs and saves in this conversation (its expected saving). */
+interface SendOptions {
+  reason?: CompactionReason | undefined;
+  economy?: Economy | undefined;
 }
 

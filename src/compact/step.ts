@@ -13,6 +13,7 @@ import { fitsWindow, holdAfterFailure, holdNothingOlder, stepStopped } from './h
 import { type Arrival, paceOf, paceRecord } from './pace';
 import { type Decision, type StepAction, type WaitOutcome, decideStep } from './policy';
 import { adoptCatchUp, firstReadable, startPreparing } from './prepare';
+import type { Economy } from './trigger';
 
 /**
  * The executor (docs/design.md, "The policy"): gathers a step's facts once, asks the policy for
@@ -37,7 +38,7 @@ export async function runStep(engine: Engine, arrived: StepView, model: Model, m
     }
     const step = await carryOut(engine, view, model, action, found, waited?.outcome === 'deadline');
     // The step's pace as it goes out, kept with its count for every instance (written after its reply).
-    if (view.threadDigest !== undefined && engine.settings.auto && engine.settings.prepare !== false) {
+    if (view.threadDigest !== undefined && engine.settings.auto && (engine.settings.prepare !== false || engine.settings.compactAt === 'cost')) {
       step.pace = paceRecord(before, arrival, engine.clock.now(), { size: totalSize(step), counted: step.size.counted > 0, checkpoint: step.checkpoint?.digest, changed: step.compaction !== undefined });
     }
     if (decision.prepare !== undefined && found.limit !== undefined) {
@@ -55,7 +56,7 @@ async function carryOut(engine: Engine, view: StepView, model: Model, action: Ex
     case 'send':
       return view;
     case 'send-prepared':
-      return sendPrepared(engine, view, action.which === 'ready' ? found.ready! : found.catchUp!, action.rule);
+      return sendPrepared(engine, view, action.which === 'ready' ? found.ready! : found.catchUp!, action.rule, { economy: found.economy });
     case 'clear': {
       const instead = action.rule === 'clear-instead';
       const cleared = await clearFirst(engine, { view, reason: 'auto', model, limit, target: instead ? undefined : limit, from: coveredUpTo(view), end: liveStart(view.conversation), instead });
@@ -68,8 +69,8 @@ async function carryOut(engine: Engine, view: StepView, model: Model, action: Ex
       // Made from a prepared checkpoint that does not fit: planned anew (it covers from where that
       // one ends); the prepared one's cost is reported with it. Failed, the step goes out with it.
       const placed = action.from === 'ready' ? found.ready! : found.catchUp!;
-      const step = await compactNow(engine, placed, model, { reason: 'auto', rule: action.rule, window, limit, carried: placed.checkpoint!.usage });
-      return step === placed ? sendPrepared(engine, view, placed, action.from === 'ready' ? 'prepared' : 'catch-up') : step;
+      const step = await compactNow(engine, placed, model, { reason: 'auto', rule: action.rule, window, limit, carried: placed.checkpoint!.usage, economy: found.economy });
+      return step === placed ? sendPrepared(engine, view, placed, action.from === 'ready' ? 'prepared' : 'catch-up', { economy: found.economy }) : step;
     }
     case 'give-up': {
       // Goes on as after a failed compaction of its own: held from compacting again until it grows.
@@ -121,11 +122,11 @@ async function compactNow(
   engine: Engine,
   view: StepView,
   model: Model,
-  { reason, rule, window, limit, found, carried }: { reason: 'auto' | 'manual'; rule: CompactionRule; window: number | undefined; limit: number | undefined; found?: Found; carried?: CompactionUsage },
+  { reason, rule, window, limit, found, carried, economy = found?.economy }: { reason: 'auto' | 'manual'; rule: CompactionRule; window: number | undefined; limit: number | undefined; found?: Found; carried?: CompactionUsage; economy?: Economy | undefined },
 ): Promise<StepView> {
   const plan = found?.plan;
   try {
-    return await compact(engine, { view, reason, rule, model, window, target: limit, limit, ...(carried === undefined ? {} : { carried }), ...(plan === undefined ? {} : { plan }) });
+    return await compact(engine, { view, reason, rule, model, window, target: limit, limit, ...(carried === undefined ? {} : { carried }), ...(plan === undefined ? {} : { plan }), ...(economy === undefined ? {} : { economy }) });
   } catch (error) {
     if (isAbort(error, view.params.abortSignal)) throw error;
     const failure = CompactionError.isInstance(error) ? error : new CompactionError({ reason: 'summarizer-failed', message: messageOf(error), cause: error });

@@ -29,17 +29,17 @@ export function shownBy(step: StepView | undefined, streamPart: boolean): ShownC
 /**
  * A compaction as the AI SDK's agent harnesses show one: a provider-executed, dynamic tool call
  * named `compaction`, input `{}`, and its result `{ trigger, reason, rule, summary, tokensBefore,
- * tokensAfter }` (`trigger` and `reason` the same value). `generateText` keeps them in its content
+ * tokensAfter }` (`trigger` and `reason` the same value), and `expectedSaving` where the policy expected one. `generateText` keeps them in its content
  * and steps, `streamText` in its full stream, and `useChat` as a `dynamic-tool` part. The call's
  * `providerMetadata.compaction` holds the rest of the compaction (what it covered, its cost) and
  * not the summary, which the result carries once; `compactionOf(part)` reads both.
  */
 export function compactionParts({ toolCallId, compaction }: ShownCompaction): [Part, Part] {
   const { summary, ...rest } = compaction;
-  const { reason, rule, tokensBefore, tokensAfter } = compaction;
+  const { reason, rule, tokensBefore, tokensAfter, expectedSaving } = compaction;
   return [
     { type: 'tool-call', toolCallId, toolName: COMPACTION_TOOL_NAME, input: '{}', providerExecuted: true, dynamic: true, providerMetadata: { compaction: rest } },
-    { type: 'tool-result', toolCallId, toolName: COMPACTION_TOOL_NAME, result: { trigger: reason, reason, rule, summary, tokensBefore, tokensAfter }, dynamic: true },
+    { type: 'tool-result', toolCallId, toolName: COMPACTION_TOOL_NAME, result: { trigger: reason, reason, rule, summary, tokensBefore, tokensAfter, ...(expectedSaving === undefined ? {} : { expectedSaving }) }, dynamic: true },
   ];
 }
 

@@ -253,11 +253,16 @@ const paceRecord = z
 
 export type PaceRecord = z.infer<typeof paceRecord>;
 
-/** What the summaries of a thread took to write (ms, newest first) and the share of its input the latest read from the prompt cache. */
+/**
+ * What the summaries of a thread took to write (ms, newest first), the share of its input the
+ * latest read from the prompt cache, and the tokens of the latest compaction's requests (what a
+ * compaction of this conversation costs, docs/design.md, "Compaction timed by what it costs").
+ */
 const summaryTimes = z
   .object({
     ms: z.array(z.number().nonnegative()).max(16),
     cached: z.number().min(0).max(1).optional(),
+    tokens: z.object({ input: count, cached: count, output: count }).strict().optional(),
   })
   .strict();
 

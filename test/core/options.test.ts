@@ -35,6 +35,7 @@ describe('resolveOptions', () => {
         secret: undefined,
         clock: realClock,
         streamPart: true,
+        compactAt: 'cost',
         pricing: undefined,
       });
       expect(DEFAULT_KEEP).toBe(15_000);
@@ -114,8 +115,27 @@ describe('resolveOptions', () => {
     ])('should refuse a pricing that is %s naming the option and the value', (_label, options, shown) => {
       const error = refusal(options);
       expect(error.message).toBe(
-        `ai-compaction: option pricing must be an object { cachedInput?, cacheWrite?, output? } of ratios to the input price (finite numbers, 0 or more) and cacheTtl? in milliseconds (a whole number, 0 or more), got ${shown}`,
+        `ai-compaction: option pricing must be an object { cachedInput?, cacheWrite?, output? } of ratios to the input price (finite numbers, 0 or more) and cacheTtl? in milliseconds (a whole number, above 0), got ${shown}`,
       );
+    });
+
+    it.each([
+      ['0', { compactAt: 0 }, 'compactAt', '0'],
+      ['1.5', { compactAt: 1.5 }, 'compactAt', '1.5'],
+      ['"half"', { compactAt: 'half' }, 'compactAt', '"half"'],
+      ['a negative cached price', { pricing: { cachedInput: -0.1 } }, 'pricing', 'cachedInput: -0.1'],
+      ['an infinite output price', { pricing: { output: Number.POSITIVE_INFINITY } }, 'pricing', 'output: Infinity'],
+      ['a cache lifetime of 0', { pricing: { cacheTtl: 0 } }, 'pricing', 'cacheTtl: 0'],
+      ['an unknown price', { pricing: { input: 1 } }, 'pricing', 'input: 1'],
+    ])('should refuse %s naming the option and the value', (_label, options, name, shown) => {
+      const error = refusal(options as Record<string, unknown>);
+      expect(error.message).toContain(`option ${name}`);
+      expect(error.message).toContain(shown);
+    });
+
+    it('should keep compactAt and the prices given, a share of 1 and a price of 0 included', () => {
+      expect(resolveOptions({ compactAt: 1, pricing: { cachedInput: 0, cacheWrite: 1.25, output: 5, cacheTtl: 300_000 } })).toMatchObject({ compactAt: 1, pricing: { cachedInput: 0, cacheWrite: 1.25, output: 5, cacheTtl: 300_000 } });
+      expect(resolveOptions({ compactAt: 'ceiling' }).compactAt).toBe('ceiling');
     });
 
     it.each([

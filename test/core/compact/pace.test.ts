@@ -24,9 +24,9 @@ describe('paceOf and paceRecord', () => {
     expect(first.pace).toBeUndefined();
     expect(first.record).toEqual({ at: 0, length: 1, size: 1_000, growths: [], intervals: [] });
     const second = serve(first.record, { length: 3 }, 1_600, 1_000);
-    expect(second.pace).toEqual({ growth: 600, meanGrowth: 600, meanInterval: 1_000 });
+    expect(second.pace).toEqual({ growth: 600, meanGrowth: 600, meanInterval: 1_000, idle: 1_000 });
     const third = serve(second.record, { length: 5 }, 2_500, 3_000);
-    expect(third.pace).toEqual({ growth: 900, meanGrowth: 750, meanInterval: 1_500 });
+    expect(third.pace).toEqual({ growth: 900, meanGrowth: 750, meanInterval: 1_500, idle: 2_000 });
     expect(third.record).toEqual({ at: 3_000, length: 5, size: 2_500, growths: [900, 600], intervals: [2_000, 1_000] });
   });
 
@@ -36,10 +36,10 @@ describe('paceOf and paceRecord', () => {
     // arrives at 16,000 tokens 1 s after the step before went out, waits 4 s for a summary, goes out
     // compacted to 4,000 at 6 s: it grew 1,000 tokens, what it compacted is no growth
     const c = serve(b.record, { length: 5, from: 'c1', to: 'c2', compacted: true }, 4_000, 2_000, 6_000, 16_000);
-    expect(c.pace).toEqual({ growth: 1_000, meanGrowth: 1_000, meanInterval: 1_000 });
+    expect(c.pace).toEqual({ growth: 1_000, meanGrowth: 1_000, meanInterval: 1_000, idle: 1_000 });
     expect(c.record).toMatchObject({ at: 6_000, size: 4_000, checkpoint: 'c2', shrunkAt: 6_000 });
     // 1 s after it went out, 2,000 tokens over where it went out: not 5 s after the step before it arrived
-    expect(serve(c.record, { length: 7, from: 'c2' }, 6_000, 7_000).pace).toEqual({ growth: 2_000, meanGrowth: 4_000 / 3, meanInterval: 1_000, sinceShrunk: 1_000 });
+    expect(serve(c.record, { length: 7, from: 'c2' }, 6_000, 7_000).pace).toEqual({ growth: 2_000, meanGrowth: 4_000 / 3, meanInterval: 1_000, idle: 1_000, sinceShrunk: 1_000 });
   });
 
   it("should count from when the conversation's checkpoint changed, also where another instance made it", () => {
@@ -55,7 +55,7 @@ describe('paceOf and paceRecord', () => {
   it('should not take a smaller prompt with the same checkpoint for a compaction', () => {
     const a = serve(undefined, { length: 1, from: 'c1' }, 10_000, 0);
     // a long tool output dropped by the caller: the prompt shrinks, no checkpoint changed
-    expect(serve(a.record, { length: 3, from: 'c1' }, 9_000, 1_000).pace).toEqual({ growth: -1_000, meanGrowth: 1, meanInterval: 1_000 });
+    expect(serve(a.record, { length: 3, from: 'c1' }, 9_000, 1_000).pace).toEqual({ growth: -1_000, meanGrowth: 1, meanInterval: 1_000, idle: 1_000 });
   });
 
   it('should start the growth anew on a step that does not extend the one before, and keep when the checkpoint changed', () => {
@@ -65,15 +65,15 @@ describe('paceOf and paceRecord', () => {
     const retry = serve(b.record, { length: 5, from: 'c2' }, 4_000, 4_000);
     expect(retry.pace).toBeUndefined();
     expect(retry.record).toEqual({ at: 4_000, length: 5, size: 4_000, growths: [], intervals: [], checkpoint: 'c2', shrunkAt: 3_000 });
-    expect(serve(retry.record, { length: 7, from: 'c2' }, 4_500, 5_000).pace).toEqual({ growth: 500, meanGrowth: 500, meanInterval: 1_000, sinceShrunk: 2_000 });
+    expect(serve(retry.record, { length: 7, from: 'c2' }, 4_500, 5_000).pace).toEqual({ growth: 500, meanGrowth: 500, meanInterval: 1_000, idle: 1_000, sinceShrunk: 2_000 });
   });
 
   it('should take what came since a first count after estimates for the growth, not the count: it says how large the prompt was all along', () => {
     const a = serve(undefined, { length: 1 }, 1_000, 0);
     const b = serve(a.record, { length: 3, counted: true, sinceCount: 11 }, 150_011, 1_000);
-    expect(b.pace).toEqual({ growth: 11, meanGrowth: 11, meanInterval: 1_000 });
+    expect(b.pace).toEqual({ growth: 11, meanGrowth: 11, meanInterval: 1_000, idle: 1_000 });
     expect(b.record).toEqual({ at: 1_000, length: 3, size: 150_011, counted: true, growths: [11], intervals: [1_000] });
-    expect(serve(b.record, { length: 5, counted: true, sinceCount: 200 }, 150_211, 2_000).pace).toEqual({ growth: 200, meanGrowth: 105.5, meanInterval: 1_000 });
+    expect(serve(b.record, { length: 5, counted: true, sinceCount: 200 }, 150_211, 2_000).pace).toEqual({ growth: 200, meanGrowth: 105.5, meanInterval: 1_000, idle: 1_000 });
   });
 
   it('should keep at most the newest eight growths and intervals', () => {

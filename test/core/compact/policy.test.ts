@@ -65,6 +65,18 @@ describe('decideStep: what goes out', () => {
     ['under the ceiling, a catch-up that would not lower it', { size: 15_000, catchUp: ready(15_000) }, { kind: 'send', rule: 'under-ceiling' }],
     ['over the ceiling even with the catch-up: compacted from it, holds or not', { size: 19_000, held: true, catchUp: ready(17_200) }, { kind: 'compact', rule: 'from-prepared', from: 'catch-up' }],
     ['at the ceiling, clearing old tool outputs enough', { size: 17_000, clearing: { meets: true, instead: true } }, { kind: 'clear', rule: 'clear' }],
+    // compactAt: the trigger below the ceiling is where the step compacts (docs/design.md, "Compaction timed by what it costs")
+    ['12,000 tokens, the trigger at 12,000: compacts where it costs least', { size: 12_000, trigger: 12_000 }, { kind: 'compact', rule: 'cost' }],
+    ['11,999 tokens, the trigger at 12,000', { size: 11_999, trigger: 12_000 }, { kind: 'send', rule: 'under-ceiling' }],
+    ['at the trigger, a prepared checkpoint ready with which it is 5,000', { size: 12_500, trigger: 12_000, ready: ready(5_000) }, { kind: 'send-prepared', rule: 'prepared', which: 'ready' }],
+    ['a trigger above the ceiling: the ceiling bounds it', { size: 17_000, trigger: 20_000 }, { kind: 'compact', rule: 'ceiling' }],
+    ['over the ceiling with a trigger under it: the ceiling decided', { size: 17_500, trigger: 12_000 }, { kind: 'compact', rule: 'ceiling' }],
+    // a cold cache: the pause before the step outlived the provider's cache
+    ['a cold cache, 6,001 tokens (over half the trigger of 12,000), a checkpoint ready', { size: 6_001, trigger: 12_000, cold: true, ready: ready(3_000) }, { kind: 'send-prepared', rule: 'cold-cache', which: 'ready' }],
+    ['a cold cache, 6,000 tokens: half the trigger, not over it', { size: 6_000, trigger: 12_000, cold: true, ready: ready(3_000) }, { kind: 'send', rule: 'under-ceiling' }],
+    ['a cold cache, nothing ready', { size: 9_000, trigger: 12_000, cold: true }, { kind: 'send', rule: 'under-ceiling' }],
+    ['a warm cache, a checkpoint ready under the trigger: held back', { size: 9_000, trigger: 12_000, ready: ready(3_000) }, { kind: 'send', rule: 'under-ceiling' }],
+    ['a cold cache at the ceiling, no trigger: over half the ceiling', { size: 9_000, cold: true, ready: ready(3_000) }, { kind: 'send-prepared', rule: 'cold-cache', which: 'ready' }],
   ];
   for (const [name, given, expected] of rows) {
     it(`should decide ${expected.kind} (${expected.rule}): ${name}`, () => {
@@ -92,6 +104,11 @@ describe('decideStep: what is prepared beside the step', () => {
     ['measured: 15,000, but the last compaction was 2 s ago: a conversation faster than a summary, one step ahead only', { size: 15_000, ...measured, pace: { ...measured.pace, sinceShrunk: 2_000 } }, undefined],
     ['measured: 15,000, what may come before the ceiling does not fit the budget after it', { size: 15_000, ...measured, tailFits: false }, undefined],
     ['measured: 16,500, the next step reaches the ceiling', { size: 16_500, ...measured }, { kind: 'start', rule: 'step-ahead', whole: true, catchUp: false }],
+    // preparing aims at the trigger (compactAt), not the ceiling
+    ['9,599 tokens, the trigger at 12,000: under its band', { size: 9_599, trigger: 12_000, prepareFrom: 9_600 }, undefined],
+    ['9,600 tokens: the band of the trigger (0.8 x 12,000)', { size: 9_600, trigger: 12_000, prepareFrom: 9_600 }, { kind: 'start', rule: 'band', whole: false, catchUp: false }],
+    ['unmeasured: 11,800 growing 203 a step, the next step reaches the trigger', { size: 11_800, trigger: 12_000, prepareFrom: 9_600, pace: { growth: 203, meanGrowth: 203, meanInterval: 0 } }, { kind: 'start', rule: 'step-ahead', whole: true, catchUp: false }],
+    ['measured: 10,000 tokens, 10 s from the trigger: timed to it', { size: 10_000, trigger: 12_000, prepareFrom: 9_600, ...measured }, { kind: 'start', rule: 'timed', whole: true, catchUp: false }],
   ];
   for (const [name, given, expected] of rows) {
     it(`should ${expected === undefined ? 'prepare nothing' : `prepare (${expected.rule})`}: ${name}`, () => {
