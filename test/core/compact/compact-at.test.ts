@@ -50,7 +50,7 @@ describe('compactAt', () => {
     expect(log.info[0]).toContain(`(auto, rule cost): ${first!.tokensBefore} -> ${first!.tokensAfter} estimated tokens;`);
     expect(log.info[0]).toContain(`; expected to save ${first!.expectedSaving} input-price tokens`);
     expect(metadata[0]).toMatchObject({ rule: 'cost', expectedSaving: first!.expectedSaving });
-    expect(parts[0]).toEqual({ trigger: 'auto', summary: first!.summary, tokensBefore: first!.tokensBefore, tokensAfter: first!.tokensAfter, expectedSaving: first!.expectedSaving });
+    expect(parts[0]).toEqual({ trigger: 'auto', reason: 'auto', rule: 'cost', summary: first!.summary, tokensBefore: first!.tokensBefore, tokensAfter: first!.tokensAfter, expectedSaving: first!.expectedSaving });
     expect(middleware.last()!.expectedSaving).toBe(records.at(-1)!.expectedSaving);
     expect(log.info.join('\n')).not.toContain('no prices known');
   });
