@@ -130,6 +130,12 @@ export async function run(): Promise<void> {
     return wasted(of('empty')) < wasted(of('none'));
   });
   target.push(`The control, a recall tool that answers nothing (it must improve nothing): ${controls.join('; ')} (improves nothing: ${failed ? 'no' : 'yes'})`);
+  // a run with the tool whose steps did not show it to the middleware measured another program (an AI SDK that drops a tool's providerOptions)
+  const unseen = all.filter((each) => each.variant !== 'none' && each.recognised < each.steps);
+  if (unseen.length > 0) {
+    console.log(`\n${unseen.length} run(s) with the tool in which the middleware did not see it at every step (the AI SDK did not hand it the tool's marker): their figures are not those of the tool`);
+    process.exitCode = 1;
+  }
   console.log(`\nThe targets:\n${target.map((line) => `- ${line}`).join('\n')}`);
 
   console.log(

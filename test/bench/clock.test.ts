@@ -111,5 +111,7 @@ describe('a paced session on the virtual clock', () => {
       now.mockRestore();
     }
     expect(first.compactions).toBeGreaterThan(0);
+    // the middleware saw the tool as the recall tool at every step (else the run measures another program)
+    expect(first.recognised).toBe(first.steps);
   });
 });
