@@ -7,6 +7,7 @@
  *
  *   npm run bench -- continuity-recall
  *   BENCH_RECALL_SEEDS=1,2,3 BENCH_RECALL_LATE=1 npm run bench -- continuity-recall   # the whole scoreboard
+ *   BENCH_RECALL_WINDOWS=32000 npm run bench -- continuity-recall --no-write           # one window (a quick look)
  */
 import { positionedMessages } from '../src/recall/messages';
 import { searchMessages } from '../src/recall/search';
@@ -20,11 +21,20 @@ type Variant = 'none' | 'tool' | 'empty';
 const VARIANTS: Variant[] = ['none', 'tool', 'empty'];
 const LABEL: Record<Variant, string> = { none: 'without', tool: 'with recall', empty: 'recall answering nothing' };
 
-/** The seeds and failure blocks run: seed 1, the failure block early, unless the environment asks for more. */
+/** The windows, seeds and failure blocks run: every window, seed 1, the failure block early, unless the environment asks for others. */
 export function recallConfigurations(env = process.env): Configuration[] {
   const seeds = (env.BENCH_RECALL_SEEDS ?? '1').split(',').map(Number);
   const late = env.BENCH_RECALL_LATE === '1' ? [false, true] : [false];
-  return WINDOWS.flatMap((window) => late.flatMap((lateFailure) => seeds.map((seed) => ({ window, seed, lateFailure }))));
+  return windowsOf(env).flatMap((window) => late.flatMap((lateFailure) => seeds.map((seed) => ({ window, seed, lateFailure }))));
+}
+
+/** The windows run: `WINDOWS`, or those `BENCH_RECALL_WINDOWS` lists (each one of them). */
+function windowsOf(env: NodeJS.ProcessEnv): number[] {
+  if (env.BENCH_RECALL_WINDOWS === undefined) return [...WINDOWS];
+  const asked = env.BENCH_RECALL_WINDOWS.split(',').map(Number);
+  const unknown = asked.filter((window) => !(WINDOWS as readonly number[]).includes(window));
+  if (unknown.length > 0) throw new Error(`BENCH_RECALL_WINDOWS lists ${unknown.join(', ')}, not among the windows ${WINDOWS.join(', ')}`);
+  return asked;
 }
 
 export interface RecallPiece {
@@ -77,6 +87,7 @@ export function indexTimes(): number[] {
 export async function run(): Promise<void> {
   const times = indexTimes();
   const configurations = recallConfigurations();
+  const windows = windowsOf(process.env);
   const pieces: RecallPiece[] = [
     ...configurations.flatMap((configuration) => VARIANTS.map((variant) => ({ configuration, variant }))),
     ...(['none', 'tool'] as const).map((variant) => ({ configuration: { window: WINDOW, seed: 1, lateFailure: false }, variant, handWritten: true })),
@@ -86,23 +97,23 @@ export async function run(): Promise<void> {
   const seeds = [...new Set(configurations.map((each) => each.seed))];
   const blocks = [...new Set(configurations.map((each) => (each.lateFailure ? 'late' : 'early')))];
   console.log(
-    `\nContinuity with the recall tool: ai-compaction, ${WINDOWS.length} windows, seeds ${seeds.join(', ')}, failure block ${blocks.join(' and ')}; steps wasted (over the shortest run; an unfinished run counts its cap), lookups (calls of the recall tool, each a step), input cost at cache prices, summed over the seeds and blocks`,
+    `\nContinuity with the recall tool: ai-compaction, ${windows.length} window${windows.length === 1 ? '' : 's'}, seeds ${seeds.join(', ')}, failure block ${blocks.join(' and ')}; steps wasted (over the shortest run; an unfinished run counts its cap), lookups (calls of the recall tool, each a step), input cost at cache prices, summed over the seeds and blocks`,
   );
   const rows: string[][] = [];
   for (const mode of MODES) {
     for (const variant of VARIANTS) {
       const of = (window?: number) => own.filter((each) => each.mode === mode && each.variant === variant && (window === undefined || each.window === window));
-      rows.push([mode, LABEL[variant], ...WINDOWS.map((window) => `${wasted(of(window))} (${lookups(of(window))})`), String(wasted(of())), String(lookups(of())), tokens(inputCost(of()))]);
+      rows.push([mode, LABEL[variant], ...windows.map((window) => `${wasted(of(window))} (${lookups(of(window))})`), String(wasted(of())), String(lookups(of())), tokens(inputCost(of()))]);
     }
   }
-  printTable(['summaries', 'recall', ...WINDOWS.map((window) => `${tokens(window)}: wasted (lookups)`), 'wasted, all windows', 'lookups', 'input cost'], rows);
+  printTable(['summaries', 'recall', ...windows.map((window) => `${tokens(window)}: wasted (lookups)`), 'wasted, all windows', 'lookups', 'input cost'], rows);
 
   // the targets, printed with the run
   const target: string[] = [];
   for (const mode of ['lossy', 'amnesiac'] as const) {
     const of = (variant: Variant, window?: number) => own.filter((each) => each.mode === mode && each.variant === variant && (window === undefined || each.window === window));
     const half = wasted(of('tool')) * 2 <= wasted(of('none'));
-    const never = WINDOWS.every((window) => wasted(of('tool', window)) <= wasted(of('none', window)));
+    const never = windows.every((window) => wasted(of('tool', window)) <= wasted(of('none', window)));
     const cost = inputCost(of('tool')) / inputCost(of('none'));
     target.push(
       `${mode}: with recall ${wasted(of('tool'))} steps wasted against ${wasted(of('none'))} without (at most half: ${half ? 'yes' : 'no'}; never more at a window: ${never ? 'yes' : 'no'}); input cost ${cost.toFixed(3)}x (at most 1.05x: ${cost <= 1.05 ? 'yes' : 'no'})`,
@@ -119,6 +130,12 @@ export async function run(): Promise<void> {
     return wasted(of('empty')) < wasted(of('none'));
   });
   target.push(`The control, a recall tool that answers nothing (it must improve nothing): ${controls.join('; ')} (improves nothing: ${failed ? 'no' : 'yes'})`);
+  // a run with the tool whose steps did not show it to the middleware measured another program (an AI SDK that drops a tool's providerOptions)
+  const unseen = all.filter((each) => each.variant !== 'none' && each.recognised < each.steps);
+  if (unseen.length > 0) {
+    console.log(`\n${unseen.length} run(s) with the tool in which the middleware did not see it at every step (the AI SDK did not hand it the tool's marker): their figures are not those of the tool`);
+    process.exitCode = 1;
+  }
   console.log(`\nThe targets:\n${target.map((line) => `- ${line}`).join('\n')}`);
 
   console.log(

@@ -22,10 +22,11 @@
  *   BENCH_BASELINE_REF=<ref> npm run bench -- continuity        # another build to compare with
  *   BENCH_BASELINE_TARBALL=./ai-compaction-0.1.0.tgz npm run bench -- continuity
  */
-import { type ModelMessage, generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
+import { type LanguageModelMiddleware, type ModelMessage, generateText, stepCountIs, tool, wrapLanguageModel } from 'ai';
 import { z } from 'zod';
 import { ceiling } from '../src/sizing/ceiling';
 import { recallTool } from '../src';
+import { recallToolName } from '../src/recall/marker';
 import {
   createFixerTools,
   FIXER_TASK,
@@ -160,6 +161,8 @@ export interface ContinuityRun {
   recall: 'tool' | 'empty' | undefined;
   /** Calls of the recall tool. */
   lookups: number;
+  /** With the tool offered, the steps whose call showed it to the middleware as the recall tool (every step, or the run measures a middleware that never heard of it). */
+  recognised: number;
   /** Simulated time in `transformParams` of each step that compacted (the summary request included), in milliseconds. */
   compactingMs: number[];
   /** Simulated time the agent ran before each of those steps, since the previous one (or the first step), in milliseconds. */
@@ -218,7 +221,18 @@ export async function runContinuity(strategy: Strategy, mode: SummaryMode, optio
   const { middleware, compactions, kinds, compactingMs, beforeMs, preparing } = timed(await strategy.start(window, { ...summarizer, clock }), clock.now);
   const server = localProvider({ contextWindow: window, seed, agent, keepBodies: 0, speed: options.speed, clock });
   const base = server.openai.chat('local-fixer');
-  const model = middleware.length === 0 ? base : wrapLanguageModel({ model: base, middleware });
+  // with the tool offered, the steps whose call shows it as the recall tool (its marker, which the
+  // AI SDK hands the model call): a run in which none does measures a middleware that never heard of it
+  let recognised = 0;
+  const seeing: LanguageModelMiddleware = {
+    specificationVersion: 'v3',
+    transformParams: async ({ params }) => {
+      if (recallToolName(params.tools as never) !== undefined) recognised++;
+      return params;
+    },
+  };
+  const chain = options.recall === undefined ? middleware : [seeing, ...middleware];
+  const model = chain.length === 0 ? base : wrapLanguageModel({ model: base, middleware: chain });
 
   let step = 1;
   const calls: Omit<ToolCallRecord, 'repeat'>[] = [];
@@ -320,6 +334,7 @@ export async function runContinuity(strategy: Strategy, mode: SummaryMode, optio
     ...(error === undefined ? {} : { error }),
     recall: options.recall,
     lookups: calls.filter((call) => call.name === 'recall').length,
+    recognised,
     compactions: compactions(),
     kinds: kinds?.(),
     compactingMs: compactingMs(),

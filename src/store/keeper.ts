@@ -22,8 +22,8 @@ function usedNow(used: CheckpointRef | undefined): Pick<ThreadPatch, 'checkpoint
 }
 
 /** How the Keeper reports and how long it waits (the defaults outside tests). */
-export interface KeeperOptions extends Omit<GuardOptions, 'writeBack'> {
-  /** Where the leases' times are read (clock.ts); the store's own timeouts run on real time. */
+export interface KeeperOptions extends Omit<GuardOptions, 'writeBack' | 'clock'> {
+  /** Where the leases' times and a step's store budget are read (clock.ts); a store call's own timer runs on real time. */
   clock?: Clock;
 }
 
@@ -50,7 +50,7 @@ export class Keeper {
   constructor(store: CompactionStore, options: KeeperOptions) {
     const clock = (this.clock = options.clock ?? realClock);
     this.warn = options.warn;
-    this.guard = new StoreGuard(store, { ...options, writeBack: (memory, keys) => this.threads.writeBack(memory, keys) });
+    this.guard = new StoreGuard(store, { ...options, clock, writeBack: (memory, keys) => this.threads.writeBack(memory, keys) });
     this.threads = new ThreadRecords(this.guard, clock, this.warn);
     this.checkpoints = new CheckpointRecords(this.guard, this.warn);
     this.leases = new Leases(this.guard, this.threads, this.checkpoints, clock);

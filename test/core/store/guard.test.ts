@@ -32,6 +32,30 @@ describe('StoreBudget', () => {
 });
 
 describe('StoreGuard', () => {
+  it("should count a step's budget on the clock it is given, not on the real time spent computing while a call is pending", async () => {
+    // the store answers once the test says so; meanwhile 6 s of real time pass (a slow machine, a long computation)
+    const inner = memoryStore();
+    let answer: (() => void) | undefined;
+    const store: CompactionStore = { ...inner, get: (key) => new Promise((resolve) => (answer = () => resolve(inner.get(key)))) };
+    const warnings: string[] = [];
+    const still = { now: () => 1_000 };
+    const guard = new StoreGuard(store, { warn: (line) => warnings.push(line), clock: still });
+    const budget = guard.budget();
+    const first = guard.read('thread:x', budget);
+    await Promise.resolve();
+    vi.setSystemTime(Date.now() + 6_000);
+    answer!();
+    expect(await first).toBeUndefined();
+    expect(budget.remaining()).toBe(5_000);
+    await inner.set('thread:x', 'kept');
+    const second = guard.read('thread:x', budget);
+    await Promise.resolve();
+    answer!();
+    expect(await second).toBe('kept');
+    expect(guard.down).toBe(false);
+    expect(warnings).toEqual([]);
+  });
+
   it('should keep what is written while the store is down in memory, and hand it over in the order first written once a probe answers', async () => {
     const inner = memoryStore();
     const state = { connected: false };
