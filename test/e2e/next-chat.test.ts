@@ -562,7 +562,7 @@ describe('examples/next-chat in Chromium', () => {
       await regenerate(page);
       // the same checkpoint sent again, no summary written: the notice and the divider stay
       await expect.poll(() => page.getByTestId('compaction-notice').count()).toBe(1);
-      expect(await shown(page)).toEqual(first);
+      await expect.poll(() => shown(page)).toEqual(first);
       expect(await page.getByTestId('compaction-notice').locator('span').first().innerText()).toBe(noticeText);
       expect(summaries(), 'no summary written for the regenerated reply').toBe(made);
       const prompt = userTexts(lastStep().body);
@@ -570,7 +570,8 @@ describe('examples/next-chat in Chromium', () => {
       // and a reload keeps it
       await page.reload();
       await ready(page);
-      expect(await shown(page)).toEqual(first);
+      // the page reads the notices from the saved parts asynchronously after it renders the messages
+      await expect.poll(() => shown(page)).toEqual(first);
     });
   }, 120_000);
 
