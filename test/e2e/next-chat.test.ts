@@ -311,7 +311,7 @@ async function afterConversation(page: Page, name: string, path: string, turns: 
   await page.reload();
   await ready(page);
   expect(await messageTexts(page)).toEqual(messagesBefore);
-  expect(await page.getByTestId('compaction-notice').allInnerTexts()).toEqual(notices);
+  await expect.poll(() => page.getByTestId('compaction-notice').allInnerTexts()).toEqual(notices);
   expect(await page.locator('[data-testid="compaction-divider"][data-current="true"]').count()).toBe(1);
   await expectPinnedComposer(page);
 
