@@ -166,12 +166,9 @@ export function createProvider(options: ProviderServerOptions): Provider {
   return {
     ...provider,
     async fetch(input, init) {
-      const request = new Request(input, init);
-      const headers: IncomingHttpHeaders = {};
-      request.headers.forEach((value, name) => void (headers[name] = value));
-      const incoming = { method: request.method, url: request.url, headers, body: await request.text() };
+      const { incoming, signal } = await incomingOf(input, init);
       return new Promise<Response>((resolve) => {
-        const res = responseSink(resolve, request.signal);
+        const res = responseSink(resolve, signal);
         handle(incoming, res)
           .catch((error: unknown) => answerFailure(res, error))
           .finally(() => {
@@ -180,6 +177,23 @@ export function createProvider(options: ProviderServerOptions): Provider {
       });
     },
   };
+}
+
+/**
+ * A `fetch` call as the handler reads it. The AI SDK's clients call `fetch(url, { method, headers,
+ * body, signal })` with the body a string: that is read as it is. Through a WHATWG `Request` the
+ * body would be encoded to bytes and decoded back, a fifth of a benchmark step's real time at
+ * 100,000-token prompts (the same text either way).
+ */
+async function incomingOf(input: Request | string | URL, init: RequestInit | undefined): Promise<{ incoming: Incoming; signal: AbortSignal | undefined }> {
+  const headers: IncomingHttpHeaders = {};
+  if (!(input instanceof Request) && typeof init?.body === 'string') {
+    new Headers(init.headers).forEach((value, name) => void (headers[name] = value));
+    return { incoming: { method: (init.method ?? 'GET').toUpperCase(), url: String(input), headers, body: init.body }, signal: init.signal ?? undefined };
+  }
+  const request = new Request(input, init);
+  request.headers.forEach((value, name) => void (headers[name] = value));
+  return { incoming: { method: request.method, url: request.url, headers, body: await request.text() }, signal: request.signal };
 }
 
 /** The provider's state and its handler of one request, for HTTP and for `fetch`. */
