@@ -1,20 +1,26 @@
 /**
  * Compaction timed by what it costs (docs/design.md, "Compaction timed by what it costs"): the
- * 500-step session of session.ts at 20 seeds, and the continuity scoreboard (every window, honest,
- * lossy and amnesiac summaries), for this middleware with `compactAt: 'ceiling'`, `'cost'` and
- * fixed shares of the ceiling, beside "summarize all but 20" done at the same trigger, under two
- * price profiles. Input and full cost, summary requests per compaction, steps wasted.
+ * 500-step session of session.ts at 20 seeds, the chat of chat.ts with a person's pauses (some
+ * longer than the providers' 5-minute cache lifetime), and the continuity scoreboard (every window,
+ * honest, lossy and amnesiac summaries), for this middleware with `compactAt: 'ceiling'`, `'cost'`
+ * and fixed shares of the ceiling, beside "summarize all but 20" done at the same trigger, under two
+ * price profiles. Input and full cost, summary requests per compaction, compactions the cold-cache
+ * rule decided, steps wasted. Every run is a piece of one pool of child processes (pool.ts), two at
+ * a time, the longest first.
  *
  *   npm run bench -- cost
- *   COST_SEEDS=4 COST_CONTINUITY_SEEDS=1 COST_WINDOWS=24000,32000 npm run bench -- cost   # fewer, on a busy machine
+ *   COST_SEEDS=2 COST_CHAT_SEEDS=2 COST_CONTINUITY_SEEDS=1 COST_WINDOWS=24000,32000 npm run bench -- cost --no-write   # a check
  */
 import type { ModelPricing } from '../src/types';
 import { ceiling } from '../src/sizing/ceiling';
+import { CACHE_IDLE_MS } from '../test/support/provider-server';
+import { PACE, pauses, runChat, TURNS as CHAT_TURNS } from './chat';
 import { MODES, WINDOWS, runContinuity } from './continuity';
 import type { Usage } from './cost';
 import { inChildren } from './pool';
+import { SPEED } from './provider';
 import { runStrategy } from './session';
-import { type Strategy, compacting, printTable, summarizeOlder, tokenizerMeasure, tokens } from './strategies';
+import { type Strategy, type StrategyRun, compacting, printTable, summarizeOlder, tokenizerMeasure, tokens } from './strategies';
 
 /** The two price profiles, as ratios to the input price; both providers drop a prefix idle 5 minutes. */
 export const PROFILES = {
@@ -23,8 +29,13 @@ export const PROFILES = {
 } satisfies Record<string, ModelPricing>;
 type Profile = keyof typeof PROFILES;
 
-/** Prices a variant is told (a wrong one for the variant that must cost more). */
-const TOLD: Record<Profile | 'free cache', ModelPricing> = { ...PROFILES, 'free cache': { ...PROFILES.OpenAI, cachedInput: 0 } };
+/** Prices a variant is told (a wrong one for the controls: the cache free, or never expiring). */
+const TOLD = {
+  ...PROFILES,
+  'free cache': { ...PROFILES.OpenAI, cachedInput: 0 },
+  'cache never expires': { ...PROFILES.Anthropic, cacheTtl: Number.MAX_SAFE_INTEGER },
+} satisfies Record<string, ModelPricing>;
+type Told = keyof typeof TOLD;
 
 /** What a run's tokens cost under a profile: uncached input written to the cache, cached input read from it, output. */
 export function profileCost({ input, cached, output }: Usage, prices: ModelPricing): { input: number; full: number } {
@@ -34,23 +45,32 @@ export function profileCost({ input, cached, output }: Usage, prices: ModelPrici
 
 /** Seeds of the session (`COST_SEEDS`: how many, from 1; 20 by default). */
 const SESSION_SEEDS = Array.from({ length: Number(process.env.COST_SEEDS ?? 20) }, (_, index) => index + 1);
+/** Seeds of the chat with its pauses (`COST_CHAT_SEEDS`: how many, from 1; 20 by default): each seed another chat and other pauses. */
+const CHAT_SEEDS = Array.from({ length: Number(process.env.COST_CHAT_SEEDS ?? 20) }, (_, index) => index + 1);
+/** The window of the chat with its pauses (`COST_CHAT_WINDOW`): the session's, 128,000, by default. */
+const CHAT_WINDOW = Number(process.env.COST_CHAT_WINDOW ?? 128_000);
 /** Seeds of the continuity scoreboard (`COST_CONTINUITY_SEEDS`: how many, from 1; 3 by default). */
 const CONTINUITY_SEEDS = Array.from({ length: Number(process.env.COST_CONTINUITY_SEEDS ?? 3) }, (_, index) => index + 1);
 
 /**
  * A variant: this middleware at a `compactAt`, or "summarize all but 20" at a share of the
- * ceiling. `recall`: the recall tool offered (docs/design.md, "Recall"); no variant has it yet,
- * the rows with it are added beside these once it exists.
+ * ceiling. `recall`: the recall tool offered (docs/design.md, "Recall"); no variant has it here:
+ * the continuity-recall section measures the recall tool's rows, and a variant with it is added
+ * beside these by setting the flag (the hook). `chatOnly`: a control of the chat's pauses, not run
+ * on the session (whose clock never moves: no pause, no pace). `cacheKept`: the provider's prompt
+ * cache never expires (the pauses not billed).
  */
 interface Variant {
   name: string;
   compactAt?: 'ceiling' | 'cost' | number;
-  profile?: Profile | 'free cache';
+  profile?: Told;
   handWritten?: number;
   recall?: boolean;
+  chatOnly?: boolean;
+  cacheKept?: boolean;
 }
 
-const VARIANTS: Variant[] = [
+export const VARIANTS: Variant[] = [
   { name: "compactAt: 'ceiling'", compactAt: 'ceiling' },
   { name: "compactAt: 'cost' (OpenAI prices)", compactAt: 'cost', profile: 'OpenAI' },
   { name: "compactAt: 'cost' (Anthropic prices)", compactAt: 'cost', profile: 'Anthropic' },
@@ -63,13 +83,25 @@ const VARIANTS: Variant[] = [
   { name: 'summarize all but 20 at the ceiling', handWritten: 1 },
   { name: 'summarize all but 20 at 0.5', handWritten: 0.5 },
   { name: 'summarize all but 20 at 0.35', handWritten: 0.35 },
+  // the chat's controls of the pauses: told the cache never expires, the cold-cache rule never fires
+  { name: "compactAt: 'cost' (Anthropic prices), told the cache never expires (no cold-cache)", compactAt: 'cost', profile: 'cache never expires', chatOnly: true },
+  // the provider's cache never expires: the same policy, the pauses not billed (must cost less)
+  { name: "compactAt: 'cost' (Anthropic prices), the provider's cache never expiring (must cost less)", compactAt: 'cost', profile: 'Anthropic', chatOnly: true, cacheKept: true },
 ];
+/** Indexes of the variants the checks below read. */
+const [CEILING, COST_OPENAI, COST_ANTHROPIC, CONTROL, FREE_CACHE] = [0, 1, 2, 5, 6];
+/** The variants of the chat's controls of the pauses. */
+const NEVER_TOLD = VARIANTS.findIndex((variant) => variant.profile === 'cache never expires');
+const CACHE_KEPT = VARIANTS.findIndex((variant) => variant.cacheKept === true);
+/** The variants the session runs (the chat runs them all). */
+const SESSION_VARIANTS = VARIANTS.flatMap((variant, index) => (variant.chatOnly === true ? [] : [index]));
 
 /** Windows of the continuity scoreboard (`COST_WINDOWS`: a comma-separated list; every window of continuity.ts by default). */
 const CONTINUITY_WINDOWS: readonly number[] = process.env.COST_WINDOWS === undefined ? WINDOWS : process.env.COST_WINDOWS.split(',').map(Number);
 
 /** The variants the continuity scoreboard runs. */
 const CONTINUITY_VARIANTS = [0, 2, 3, 4];
+
 
 function strategyOf(variant: Variant): Strategy {
   if (variant.handWritten !== undefined) {
@@ -83,6 +115,15 @@ function strategyOf(variant: Variant): Strategy {
     };
   }
   return compacting(variant.name, { compactAt: variant.compactAt, ...(variant.profile === undefined ? {} : { pricing: TOLD[variant.profile] }) });
+}
+
+/** `strategy`, with the run it starts kept, to read what it counted (its rules) once the run is over. */
+function watched(strategy: Strategy): { strategy: Strategy; run: () => StrategyRun | undefined } {
+  let started: StrategyRun | undefined;
+  return {
+    strategy: { ...strategy, start: async (window, run) => (started = await strategy.start(window, run)) },
+    run: () => started,
+  };
 }
 
 interface SessionPiece {
@@ -102,6 +143,62 @@ interface SessionRun {
 export async function runSessionPiece({ seed, variant }: SessionPiece): Promise<SessionRun> {
   const row = await runStrategy(strategyOf(VARIANTS[variant]!), { seed });
   return { steps: row.steps, errors: row.errors, usage: row.usage, compactions: row.compactions ?? 0, summaryRequests: row.summaryRequests };
+}
+
+export interface ChatPiece {
+  seed: number;
+  variant: number;
+  window: number;
+  /** The chat's user turns (the chat benchmark's 150 by default; a test runs fewer). */
+  turns?: number;
+  /** The person's pauses before each turn (`pauses(seed, turns)` of chat.ts by default). */
+  pauses?: number[];
+}
+
+export interface ChatResult {
+  /** Turns sent (all of them, unless the chat broke). */
+  turns: number;
+  error?: string;
+  usage: Usage;
+  compactions: number;
+  summaryRequests: number;
+  /** Compactions by the rule that decided them (this middleware's; none for the hand-written strategy). */
+  rules: Record<string, number>;
+  /** Turns whose prompt (1,024 tokens or more) read nothing from the provider's cache. */
+  cold: number;
+  /** Questions answered with the value the user gave last, of those asked. */
+  right: number;
+  questions: number;
+}
+
+/**
+ * One variant's chat at one seed (a child of pool.ts runs it): the chat benchmark's 150 turns at a
+ * person's pace (chat.ts `pauses`: 20 to 120 s, and 6 % breaks of 6 to 30 minutes) and a real
+ * model's speed, on the run's virtual clock; the provider's prompt cache drops a prefix idle 5
+ * minutes on that clock (unless the variant keeps it), so a turn after a break reads its prompt
+ * uncached and the bill shows it.
+ */
+export async function runChatPiece({ seed, variant, window, turns, pauses: pace }: ChatPiece): Promise<ChatResult> {
+  const { strategy, run } = watched(strategyOf(VARIANTS[variant]!));
+  const chat = await runChat(strategy, {
+    window,
+    seed,
+    speed: SPEED,
+    ...(turns === undefined ? {} : { turns }),
+    ...(pace === undefined ? {} : { pauses: pace }),
+    cacheIdleMs: VARIANTS[variant]!.cacheKept === true ? false : CACHE_IDLE_MS,
+  });
+  return {
+    turns: chat.turns,
+    ...(chat.error === undefined ? {} : { error: chat.error }),
+    usage: chat.usage,
+    compactions: chat.compactions ?? 0,
+    summaryRequests: chat.summaryRequests,
+    rules: run()?.rules?.() ?? {},
+    cold: chat.cold,
+    right: chat.recall.right,
+    questions: chat.recall.questions,
+  };
 }
 
 interface ContinuityPiece {
@@ -124,60 +221,142 @@ export async function runContinuityPiece({ window, seed, variant, mode }: Contin
   return { finished: run.finished, overShortest: run.overShortest, summaryRequests: run.summaryRequests, violations: run.violations };
 }
 
+/** A piece of the benchmark, of any of its three parts: the pool runs them all in one queue. */
+type Piece = ({ kind: 'session' } & SessionPiece) | ({ kind: 'chat' } & ChatPiece) | ({ kind: 'continuity' } & ContinuityPiece);
+type PieceResult = SessionRun | ChatResult | ContinuityResult;
+
+/** One piece, whichever its part (a child of pool.ts runs it). */
+export async function runCostPiece(piece: Piece): Promise<PieceResult> {
+  if (piece.kind === 'session') return runSessionPiece(piece);
+  if (piece.kind === 'chat') return runChatPiece(piece);
+  return runContinuityPiece(piece);
+}
+
 const ratio = (value: number, of: number) => `${(value / of).toFixed(2)}x`;
+const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
+const PROFILE_NAMES = ['OpenAI', 'Anthropic'] as const;
+const COST_HEADER = PROFILE_NAMES.flatMap((profile) => [`${profile} input cost`, 'x ceiling', `${profile} full cost`, 'x ceiling']);
+
+/** A set of runs' cost under a profile, summed. */
+function totalCost(runs: readonly { usage: Usage }[], profile: Profile): { input: number; full: number } {
+  const costs = runs.map((each) => profileCost(each.usage, PROFILES[profile]));
+  return { input: sum(costs.map((cost) => cost.input)), full: sum(costs.map((cost) => cost.full)) };
+}
+
+/** The cost cells of a row: each profile's input and full cost, and their ratios to `ceiling`'s. */
+function costCellsOf(runs: readonly { usage: Usage }[], ceilingRuns: readonly { usage: Usage }[]): string[] {
+  return PROFILE_NAMES.flatMap((profile) => {
+    const cost = totalCost(runs, profile);
+    const base = totalCost(ceilingRuns, profile);
+    return [tokens(cost.input), ratio(cost.input, base.input), tokens(cost.full), ratio(cost.full, base.full)];
+  });
+}
+
+/** The pieces in the order the pool takes them: the longest first, so that no child is left with a long one at the end. */
+export function pieces(): Piece[] {
+  const continuity = CONTINUITY_WINDOWS.flatMap((window) => CONTINUITY_SEEDS.flatMap((seed) => CONTINUITY_VARIANTS.flatMap((variant) => MODES.map((mode) => ({ kind: 'continuity' as const, window, seed, variant, mode })))));
+  const session = SESSION_SEEDS.flatMap((seed) => SESSION_VARIANTS.map((variant) => ({ kind: 'session' as const, seed, variant })));
+  const chat = CHAT_SEEDS.flatMap((seed) => VARIANTS.map((_, variant) => ({ kind: 'chat' as const, seed, variant, window: CHAT_WINDOW })));
+  // the largest windows' continuity runs are the longest; a session near the ceiling is longer than one held low
+  continuity.sort((a, b) => b.window - a.window);
+  return [...continuity, ...session, ...chat];
+}
 
 export async function run(): Promise<void> {
-  const pieces = SESSION_SEEDS.flatMap((seed) => VARIANTS.map((_, variant) => ({ seed, variant })));
-  const runs = await inChildren<SessionPiece, SessionRun>(import.meta.url, 'runSessionPiece', pieces);
-  const of = (variant: number) => runs.filter((_, index) => pieces[index]!.variant === variant);
-  const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
-  const total = (variant: number, profile: Profile) => {
-    const costs = of(variant).map((piece) => profileCost(piece.usage, PROFILES[profile]));
-    return { input: sum(costs.map((cost) => cost.input)), full: sum(costs.map((cost) => cost.full)) };
-  };
-  const ceilingCost = (profile: Profile) => total(0, profile);
+  const all = pieces();
+  const results = await inChildren<Piece, PieceResult>(import.meta.url, 'runCostPiece', all);
+  const of = <K extends Piece['kind'], R>(kind: K) => all.flatMap((piece, index) => (piece.kind === kind ? [{ piece: piece as Extract<Piece, { kind: K }>, result: results[index] as R }] : []));
+  printSession(of<'session', SessionRun>('session'));
+  printChat(of<'chat', ChatResult>('chat'));
+  printContinuity(of<'continuity', ContinuityResult>('continuity'));
+}
+
+function printSession(runs: { piece: SessionPiece; result: SessionRun }[]): void {
+  const byVariant = (variant: number) => runs.filter((each) => each.piece.variant === variant).map((each) => each.result);
+  const ceilingCost = (profile: Profile) => totalCost(byVariant(CEILING), profile);
 
   const ran = SESSION_SEEDS.length === 20 ? '' : ` (of the 20 the benchmark runs by default: COST_SEEDS=${SESSION_SEEDS.length})`;
   console.log(`\nThe 500-step session of the session benchmark at ${SESSION_SEEDS.length} seeds (1 to ${SESSION_SEEDS.length})${ran}, window 128,000 (ceiling ${tokens(ceiling(128_000, undefined))}), summed over the seeds.`);
   console.log('Costs in tokens at the input price: input cost = uncached input x the cache-write price + cached input x the cached price; full cost = input cost + output x the output price. OpenAI: cached 0.1, no write premium, output 8; Anthropic: cached 0.1, write 1.25, output 5. Summary requests included.');
   printTable(
-    ['variant', 'unfinished', 'compactions', 'summary req', 'req / compaction', ...(['OpenAI', 'Anthropic'] as const).flatMap((profile) => [`${profile} input cost`, 'x ceiling', `${profile} full cost`, 'x ceiling'])],
-    VARIANTS.map((variant, index) => {
-      const pieceRuns = of(index);
+    ['variant', 'unfinished', 'compactions', 'summary req', 'req / compaction', ...COST_HEADER],
+    SESSION_VARIANTS.map((index) => {
+      const pieceRuns = byVariant(index);
       const compactions = sum(pieceRuns.map((piece) => piece.compactions));
       const requests = sum(pieceRuns.map((piece) => piece.summaryRequests));
       return [
-        variant.name,
+        VARIANTS[index]!.name,
         String(pieceRuns.filter((piece) => piece.steps !== 500 || piece.errors > 0).length),
         String(compactions),
         String(requests),
         compactions === 0 ? '-' : (requests / compactions).toFixed(2),
-        ...(['OpenAI', 'Anthropic'] as const).flatMap((profile) => {
-          const cost = total(index, profile);
-          return [tokens(cost.input), ratio(cost.input, ceilingCost(profile).input), tokens(cost.full), ratio(cost.full, ceilingCost(profile).full)];
-        }),
+        ...costCellsOf(pieceRuns, byVariant(CEILING)),
       ];
     }),
   );
-  for (const profile of ['OpenAI', 'Anthropic'] as const) {
-    const variant = profile === 'OpenAI' ? 1 : 2;
-    const cost = total(variant, profile);
+  for (const profile of PROFILE_NAMES) {
+    const cost = totalCost(byVariant(profile === 'OpenAI' ? COST_OPENAI : COST_ANTHROPIC), profile);
     console.log(
       `Under ${profile} prices, compactAt 'cost' costs ${ratio(cost.input, ceilingCost(profile).input)} of compactAt 'ceiling' in input cost (target: at most 0.50x) and ${ratio(cost.full, ceilingCost(profile).full)} in full cost (target: at most 0.55x).`,
     );
   }
-  const control = total(5, 'OpenAI').input === ceilingCost('OpenAI').input;
-  const worse = (['OpenAI', 'Anthropic'] as const).every((profile) => {
-    const told = total(6, profile);
-    const right = total(profile === 'OpenAI' ? 1 : 2, profile);
+  const control = totalCost(byVariant(CONTROL), 'OpenAI').input === ceilingCost('OpenAI').input;
+  const worse = PROFILE_NAMES.every((profile) => {
+    const told = totalCost(byVariant(FREE_CACHE), profile);
+    const right = totalCost(byVariant(profile === 'OpenAI' ? COST_OPENAI : COST_ANTHROPIC), profile);
     return told.input > right.input && told.full > right.full;
   });
   console.log(`The instrument's own test: compactAt 1 costs what 'ceiling' costs, to the token: ${control ? 'yes' : 'NO'}; 'cost' told the cache is free costs more than 'cost' under both profiles, in input and in full cost: ${worse ? 'yes' : 'NO'}.`);
+}
 
-  const configurations = CONTINUITY_WINDOWS.flatMap((window) => CONTINUITY_SEEDS.flatMap((seed) => CONTINUITY_VARIANTS.flatMap((variant) => MODES.map((mode) => ({ window, seed, variant, mode })))));
-  const results = await inChildren<ContinuityPiece, ContinuityResult>(import.meta.url, 'runContinuityPiece', configurations);
+function printChat(runs: { piece: ChatPiece; result: ChatResult }[]): void {
+  if (runs.length === 0) return;
+  const byVariant = (variant: number) => runs.filter((each) => each.piece.variant === variant).map((each) => each.result);
+  const breaks = sum(CHAT_SEEDS.map((seed) => pauses(seed, CHAT_TURNS).filter((ms) => ms > CACHE_IDLE_MS).length));
+  const minutes = (ms: number) => `${Math.round(ms / 60_000)} min`;
   console.log(
-    `\nThe continuity scoreboard (40 failing tests, the failure block early, seeds 1 to ${CONTINUITY_SEEDS.length}, windows ${CONTINUITY_WINDOWS.map(tokens).join(', ')}): steps over the shortest run summed over the seeds (unfinished runs, then summary requests, in brackets). Without the recall tool: the rows with it are added once it exists (a variant's \`recall\`).`,
+    `\nThe chat of the chat benchmark with its pauses: ${CHAT_TURNS} user turns, a person's pace (${PACE.pauseMs[0] / 1_000} to ${PACE.pauseMs[1] / 1_000} s before a turn; ${Math.round(PACE.breakShare * 100)} % of them breaks of ${minutes(PACE.breakMs[0])} to ${minutes(PACE.breakMs[1])}: ${breaks} breaks longer than the cache's ${minutes(CACHE_IDLE_MS)} over the seeds), seeds 1 to ${CHAT_SEEDS.length}${CHAT_SEEDS.length === 20 ? '' : ` (COST_CHAT_SEEDS=${CHAT_SEEDS.length}; 20 by default)`}, window ${tokens(CHAT_WINDOW)} (ceiling ${tokens(ceiling(CHAT_WINDOW, undefined))}), a real model's speed, summed over the seeds.`,
+  );
+  console.log(
+    "On the run's virtual clock the provider's prompt cache drops a prefix idle 5 minutes, so the turn after a break reads its prompt uncached and pays it at the cache-write price; the middleware sees the same clock (the cold-cache rule sends a ready checkpoint then). \"cold-cache\": compactions that rule decided; \"cold turns\": turns of 1,024 tokens or more that read nothing from the cache.",
+  );
+  printTable(
+    ['variant', 'unfinished', 'recall', 'compactions', 'cold-cache', 'summary req', 'req / compaction', 'cold turns', ...COST_HEADER],
+    VARIANTS.map((variant, index) => {
+      const chats = byVariant(index);
+      const compactions = sum(chats.map((chat) => chat.compactions));
+      const requests = sum(chats.map((chat) => chat.summaryRequests));
+      const questions = sum(chats.map((chat) => chat.questions));
+      return [
+        variant.name,
+        String(chats.filter((chat) => chat.error !== undefined || chat.turns !== CHAT_TURNS).length),
+        questions === 0 ? '-' : `${Math.round((100 * sum(chats.map((chat) => chat.right))) / questions)} %`,
+        String(compactions),
+        variant.handWritten === undefined ? String(sum(chats.map((chat) => chat.rules['cold-cache'] ?? 0))) : '-',
+        String(requests),
+        compactions === 0 ? '-' : (requests / compactions).toFixed(2),
+        String(sum(chats.map((chat) => chat.cold))),
+        ...costCellsOf(chats, byVariant(CEILING)),
+      ];
+    }),
+  );
+  for (const profile of PROFILE_NAMES) {
+    const cost = totalCost(byVariant(profile === 'OpenAI' ? COST_OPENAI : COST_ANTHROPIC), profile);
+    const base = totalCost(byVariant(CEILING), profile);
+    console.log(`With the pauses, under ${profile} prices, compactAt 'cost' costs ${ratio(cost.input, base.input)} of compactAt 'ceiling' in input cost and ${ratio(cost.full, base.full)} in full cost.`);
+  }
+  const truth = totalCost(byVariant(COST_ANTHROPIC), 'Anthropic');
+  const kept = totalCost(byVariant(CACHE_KEPT), 'Anthropic');
+  const never = totalCost(byVariant(NEVER_TOLD), 'Anthropic');
+  const coldRule = (variant: number) => sum(byVariant(variant).map((chat) => chat.rules['cold-cache'] ?? 0));
+  console.log(
+    `The pauses' own test: with the provider's cache never expiring, 'cost' (Anthropic prices) costs ${tokens(kept.input)} in Anthropic input cost against ${tokens(truth.input)} with it expiring: less (the breaks are billed): ${kept.input < truth.input ? 'yes' : 'NO'}; told the cache never expires, 'cost' made ${coldRule(NEVER_TOLD)} cold-cache compactions (must be 0: ${coldRule(NEVER_TOLD) === 0 ? 'yes' : 'NO'}) against ${coldRule(COST_ANTHROPIC)} told the truth, and cost ${tokens(never.input)} in input cost, ${tokens(never.full)} in full cost, against ${tokens(truth.input)} and ${tokens(truth.full)} (what the cold-cache rule saved: ${tokens(never.input - truth.input)} and ${tokens(never.full - truth.full)}).`,
+  );
+}
+
+function printContinuity(results: { piece: ContinuityPiece; result: ContinuityResult }[]): void {
+  console.log(
+    `\nThe continuity scoreboard (40 failing tests, the failure block early, seeds 1 to ${CONTINUITY_SEEDS.length}, windows ${CONTINUITY_WINDOWS.map(tokens).join(', ')}): steps over the shortest run summed over the seeds (unfinished runs, then summary requests, in brackets). Without the recall tool: its rows are the continuity-recall section's (a variant's \`recall\` is the hook for them here).`,
   );
   for (const mode of MODES) {
     printTable(
@@ -185,7 +364,7 @@ export async function run(): Promise<void> {
       CONTINUITY_VARIANTS.map((variant) => [
         VARIANTS[variant]!.name,
         ...CONTINUITY_WINDOWS.map((window) => {
-          const cell = results.filter((_, index) => configurations[index]!.window === window && configurations[index]!.variant === variant && configurations[index]!.mode === mode);
+          const cell = results.filter(({ piece }) => piece.window === window && piece.variant === variant && piece.mode === mode).map(({ result }) => result);
           const unfinished = cell.filter((result) => !result.finished).length;
           return `${sum(cell.map((result) => result.overShortest ?? 0))} (${unfinished}, ${sum(cell.map((result) => result.summaryRequests))})`;
         }),

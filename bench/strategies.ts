@@ -28,6 +28,8 @@ export interface StrategyRun {
   compactions: () => number | undefined;
   /** Of those, how many cleared old tool results and how many summarized (this middleware, clearing alone). */
   kinds?: () => { clear: number; summary: number };
+  /** This middleware's compactions by the rule that decided each (`ceiling`, `cost`, `cold-cache`, ...: docs/design.md, "The policy"). */
+  rules?: () => Record<string, number>;
   /** This middleware's background compactions (docs/design.md, "Preparing ahead"): those handed to `waitUntil`, those a step sent, and all of them settled. */
   preparing?: () => { made: number; sent: number; settled: Promise<void> };
 }
@@ -67,10 +69,12 @@ export function compacting(name: string, options: StrategyOptions | ((window: nu
       const make = await factory();
       const own = typeof options === 'function' ? options(window) : options;
       const kinds = { clear: 0, summary: 0 };
+      const rules: Record<string, number> = {};
       const background: Promise<unknown>[] = [];
       let sent = 0;
       // A build from before `kind` existed summarized every time.
-      const onCompaction = (record: { kind?: string; prepared?: boolean }) => {
+      const onCompaction = (record: { kind?: string; prepared?: boolean; rule?: string }) => {
+        if (record.rule !== undefined) rules[record.rule] = (rules[record.rule] ?? 0) + 1;
         if (record.kind === 'clear') kinds.clear++;
         else kinds.summary++;
         if (record.prepared === true) sent++;
@@ -86,6 +90,7 @@ export function compacting(name: string, options: StrategyOptions | ((window: nu
         middleware: [middleware],
         compactions: () => kinds.clear + kinds.summary,
         kinds: () => ({ ...kinds }),
+        rules: () => ({ ...rules }),
         // Counted for this checkout only: another build prepares detached, out of sight.
         ...(factory === thisCheckout ? { preparing: () => ({ made: background.length, sent, settled: Promise.allSettled(background).then(() => undefined) }) } : {}),
       };

@@ -1,0 +1,71 @@
+// The cost benchmark (bench/compact-at.ts): its two price profiles, and its chat with a person's
+// pauses, which must be billed: a turn after a pause longer than the cache's lifetime reads its
+// prompt uncached (on the run's virtual clock), and the middleware, told that lifetime, sends a
+// ready checkpoint then (the cold-cache rule), and never when told the cache never expires.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { hostKeepsTimers } from '../../bench/clock';
+import { PROFILES, profileCost, runChatPiece, VARIANTS } from '../../bench/compact-at';
+
+const variant = (name: string) => {
+  const index = VARIANTS.findIndex((each) => each.name.startsWith(name));
+  if (index < 0) throw new Error(`no variant ${name}`);
+  return index;
+};
+
+describe('the price profiles', () => {
+  it('bill uncached input at the cache-write price, cached input at the cached price, output at the output price', () => {
+    const usage = { input: 10_000, cached: 8_000, output: 300 };
+    // OpenAI: 2,000 x 1 + 8,000 x 0.1; + 300 x 8
+    expect(profileCost(usage, PROFILES.OpenAI)).toEqual({ input: 2_800, full: 5_200 });
+    // Anthropic: 2,000 x 1.25 + 8,000 x 0.1; + 300 x 5
+    expect(profileCost(usage, PROFILES.Anthropic)).toEqual({ input: 3_300, full: 4_800 });
+    expect(PROFILES.Anthropic.cacheTtl).toBe(300_000);
+    expect(PROFILES.OpenAI.cacheTtl).toBe(300_000);
+  });
+});
+
+describe('the chat with its pauses', () => {
+  beforeAll(() => hostKeepsTimers());
+
+  it('bills the turn after a pause longer than the cache lifetime uncached, and a shorter pause cached', async () => {
+    // 30 turns a minute apart; then the same with the pause before turn 20 at 400 s, and at 290 s
+    const even = Array.from({ length: 30 }, (_, turn) => (turn === 0 ? 0 : 60_000));
+    const withPause = (ms: number) => even.map((each, turn) => (turn === 20 ? ms : each));
+    const ceiling = variant("compactAt: 'ceiling'");
+    const [steady, away, back] = await Promise.all(
+      [even, withPause(400_000), withPause(290_000)].map((pauses) => runChatPiece({ seed: 1, variant: ceiling, window: 128_000, turns: 30, pauses })),
+    );
+    for (const run of [steady, away, back]) {
+      expect(run.turns).toBe(30);
+      expect(run.error).toBeUndefined();
+    }
+    // the same prompts either way; only what the cache holds differs
+    expect(away.usage.input).toBe(steady.usage.input);
+    expect(away.usage.cached).toBeLessThan(steady.usage.cached);
+    expect(away.cold).toBe(steady.cold + 1);
+    // Anthropic bills the prompt read afresh at the write price, 1.25 instead of 0.1
+    const lost = steady.usage.cached - away.usage.cached;
+    expect(profileCost(away.usage, PROFILES.Anthropic).input - profileCost(steady.usage, PROFILES.Anthropic).input).toBeCloseTo(lost * (1.25 - 0.1), 6);
+    expect(profileCost(away.usage, PROFILES.OpenAI).full).toBeGreaterThan(profileCost(steady.usage, PROFILES.OpenAI).full);
+    // under the lifetime, nothing changes
+    expect(back.usage).toEqual(steady.usage);
+    expect(back.cold).toBe(steady.cold);
+  }, 60_000);
+
+  it("sends a ready checkpoint after a break (cold-cache), never when told the cache never expires, and a cache that never expires costs less", async () => {
+    // the benchmark's own chat at seed 1: 150 turns, 12 breaks of 6 to 30 minutes
+    const [truth, neverTold, kept] = await Promise.all(
+      [variant("compactAt: 'cost' (Anthropic prices)"), variant("compactAt: 'cost' (Anthropic prices), told the cache never expires"), variant("compactAt: 'cost' (Anthropic prices), the provider's cache never expiring")].map((each) =>
+        runChatPiece({ seed: 1, variant: each, window: 128_000 }),
+      ),
+    );
+    for (const run of [truth, neverTold, kept]) expect(run.error).toBeUndefined();
+    expect(truth.rules['cold-cache'] ?? 0).toBeGreaterThan(0);
+    expect(neverTold.rules['cold-cache'] ?? 0).toBe(0);
+    // the same policy with the same clock: the same compactions, only the bill differs
+    expect(kept.rules).toEqual(truth.rules);
+    expect(kept.usage.input).toBe(truth.usage.input);
+    expect(kept.cold).toBeLessThan(truth.cold);
+    expect(profileCost(kept.usage, PROFILES.Anthropic).input).toBeLessThan(profileCost(truth.usage, PROFILES.Anthropic).input);
+  }, 120_000);
+});
