@@ -7,7 +7,11 @@ process.on('message', async (message: PieceRequest) => {
     const module = (await import(message.module)) as Record<string, (task: unknown) => Promise<unknown>>;
     const piece = module[message.name];
     if (typeof piece !== 'function') throw new Error(`${message.module} exports no function ${message.name}`);
-    reply = { id: message.id, result: await piece(message.task) };
+    const cpu = process.cpuUsage();
+    const start = performance.now();
+    const result = await piece(message.task);
+    const used = process.cpuUsage(cpu);
+    reply = { id: message.id, result, cpuMs: (used.user + used.system) / 1_000, wallMs: performance.now() - start };
   } catch (error) {
     reply = { id: message.id, error: error instanceof Error ? (error.stack ?? error.message) : String(error) };
   }

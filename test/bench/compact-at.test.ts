@@ -32,9 +32,8 @@ describe('the chat with its pauses', () => {
     const even = Array.from({ length: 30 }, (_, turn) => (turn === 0 ? 0 : 60_000));
     const withPause = (ms: number) => even.map((each, turn) => (turn === 20 ? ms : each));
     const ceiling = variant("compactAt: 'ceiling'");
-    const [steady, away, back] = await Promise.all(
-      [even, withPause(400_000), withPause(290_000)].map((pauses) => runChatPiece({ seed: 1, variant: ceiling, window: 128_000, turns: 30, pauses })),
-    );
+    const chat = (pauses: number[]) => runChatPiece({ seed: 1, variant: ceiling, window: 128_000, turns: 30, pauses });
+    const [steady, away, back] = await Promise.all([chat(even), chat(withPause(400_000)), chat(withPause(290_000))]);
     for (const run of [steady, away, back]) {
       expect(run.turns).toBe(30);
       expect(run.error).toBeUndefined();
@@ -54,11 +53,12 @@ describe('the chat with its pauses', () => {
 
   it("sends a ready checkpoint after a break (cold-cache), never when told the cache never expires, and a cache that never expires costs less", async () => {
     // the benchmark's own chat at seed 1: 150 turns, 12 breaks of 6 to 30 minutes
-    const [truth, neverTold, kept] = await Promise.all(
-      [variant("compactAt: 'cost' (Anthropic prices)"), variant("compactAt: 'cost' (Anthropic prices), told the cache never expires"), variant("compactAt: 'cost' (Anthropic prices), the provider's cache never expiring")].map((each) =>
-        runChatPiece({ seed: 1, variant: each, window: 128_000 }),
-      ),
-    );
+    const chat = (name: string) => runChatPiece({ seed: 1, variant: variant(name), window: 128_000 });
+    const [truth, neverTold, kept] = await Promise.all([
+      chat("compactAt: 'cost' (Anthropic prices)"),
+      chat("compactAt: 'cost' (Anthropic prices), told the cache never expires"),
+      chat("compactAt: 'cost' (Anthropic prices), the provider's cache never expiring"),
+    ]);
     for (const run of [truth, neverTold, kept]) expect(run.error).toBeUndefined();
     expect(truth.rules['cold-cache'] ?? 0).toBeGreaterThan(0);
     expect(neverTold.rules['cold-cache'] ?? 0).toBe(0);
