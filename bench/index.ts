@@ -3,7 +3,7 @@
  * docs/benchmarks.md (report.ts) with the commit and the date. A benchmark is a module of this
  * folder exporting `run(): Promise<void>`; add it to the list below.
  *
- *   npm run bench                          # all of them: about half an hour on 2 cores
+ *   npm run bench                          # all of them: about half an hour on 2 cores, and cost 20 minutes more
  *   npm run bench -- continuity sizing     # these two; the file keeps the others' sections
  *   npm run bench -- continuity --no-write # print only
  */
