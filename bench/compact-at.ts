@@ -102,7 +102,6 @@ const CONTINUITY_WINDOWS: readonly number[] = process.env.COST_WINDOWS === undef
 /** The variants the continuity scoreboard runs. */
 const CONTINUITY_VARIANTS = [0, 2, 3, 4];
 
-
 function strategyOf(variant: Variant): Strategy {
   if (variant.handWritten !== undefined) {
     const share = variant.handWritten;
