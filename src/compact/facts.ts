@@ -124,7 +124,8 @@ export async function gatherFacts(engine: Engine, view: StepView, model: Model, 
     }
     if (atLimit && facts.writing !== undefined) facts.clearing.instead = planClearing(settings, { ...clearingRequest, instead: true }) !== undefined;
   }
-  if (!atLimit && settings.prepare !== false) {
+  // Over a trigger under the window's ceiling the step may still prepare (policy.ts, rule `over-trigger`).
+  if (settings.prepare !== false && (!atLimit || (windowCeiling !== undefined && limit < windowCeiling && size < windowCeiling))) {
     facts.prepared = await alreadyPrepared(engine, view, from, end);
     facts.prepareFrom = preparingFrom(left, settings.prepare * limit, limit);
     facts.tailFits = plan.budget === undefined || plan.live + (limit - size) <= plan.budget.total;
