@@ -18,7 +18,7 @@ const CEILING = 108_800;
  * for a summary (compact/step.ts `waitFor`) is counted, and `onWait` runs then (a test whose summary
  * is held lets it go, so that a wait shows as a count, not as a loop that never ends).
  */
-function standingClock(onWait = () => undefined) {
+function standingClock(onWait: () => void = () => undefined) {
   let waits = 0;
   const clock: Clock = {
     now: () => 0,
