@@ -188,7 +188,8 @@ export function prepareAction(facts: StepFacts, step: StepAction): PrepareAction
   if (!facts.auto || prepare === false || ceiling === undefined || ceiling <= 0 || !facts.sizeKnown) return undefined;
   if (step.kind === 'send-prepared') return afterPrepared(facts, step);
   if (step.kind !== 'send') return undefined;
-  if (overTrigger(facts)) return ahead(facts);
+  // A hold stands over the trigger: nothing is compacted, in the background either.
+  if (overTrigger(facts)) return step.rule === 'held' ? undefined : ahead(facts);
   if (facts.size >= ceiling) return undefined;
   const start = unprepared(facts);
   if (start === undefined) return undefined;
