@@ -147,10 +147,12 @@ export const MEASURED_SUMMARY_MS = 250;
 export const CATCH_UP_SHARE = 0.25;
 /** A catch-up starts only from a summarizer whose latest request read at least this share of its input from the prompt cache. */
 export const CATCH_UP_CACHED_SHARE = 0.5;
-/** The growths and intervals of a conversation's recent steps kept for its pace. */
-export const PACE_STEPS = 8;
-/** Summary durations kept per conversation (in its thread) and per model (the lease's bound). */
-export const SUMMARY_TIMES_KEPT = 8;
+/**
+ * How far back the policy looks: the recent steps a conversation's pace rests on (their growths and
+ * intervals), and the recent summary durations kept per conversation (in its thread) and per model
+ * (the lease's bound).
+ */
+export const RECENT_MEASURES = 8;
 
 // ---- Summaries in flight (docs/design.md, "No summary holds a step without bound") ----
 

@@ -125,7 +125,7 @@ function planFor(engine: Engine, request: CompactRequest): CompactionPlan {
   // What stays live (a new user turn, or the newest step of a tool loop) is never covered; a
   // compaction prepared for the next step covers this step's whole conversation, whose newest
   // step the next one's live part follows.
-  const plan = request.plan ?? planOf(engine, view, limit, undefined, through ?? liveStart(view.conversation), aheadOf(request));
+  const plan = request.plan ?? planOf(engine, view, limit, { end: through ?? liveStart(view.conversation), ahead: aheadOf(request) });
   const { from, end } = plan;
   if (end === 0 || end < from || view.digests === undefined || (end === from && reason === 'auto')) {
     throw new CompactionError({ reason: 'nothing-to-compact', message: 'there is no older conversation to compact' });

@@ -54,13 +54,16 @@ export async function gatherFacts(engine: Engine, view: StepView, model: Model, 
     const key = modelKey(model);
     warnOnce(engine, `ceiling:${key}`, `ai-compaction: the ceiling for ${key} is ${windowCeiling} tokens (the window less the room kept free); not compacting on its own`);
   }
-  const left = await leftAt(view);
-  const summaries = conversationSummaries(view);
-  const due = windowCeiling === undefined || windowCeiling <= 0 || !settings.auto ? undefined : dueOf(engine, view, model, windowCeiling, { left, pace: context.pace, measured: summaries.tokens });
-  const limit = due?.trigger ?? windowCeiling;
+  // Measured once, and handed to whatever reads them: the prompt's size, what a compaction would
+  // cover, and the frame (system messages and tool definitions).
   const size = totalSize(view);
   const from = coveredUpTo(view);
   const end = liveStart(view.conversation);
+  const frame = frameTokens(view.system, view.params.tools, view.estimator);
+  const left = await leftAt(view, size);
+  const summaries = conversationSummaries(view);
+  const due = windowCeiling === undefined || windowCeiling <= 0 || !settings.auto ? undefined : dueOf(engine, model, windowCeiling, { size, frame, left, pace: context.pace, measured: summaries.tokens });
+  const limit = due?.trigger ?? windowCeiling;
   const facts: StepFacts = {
     now: engine.clock.now(),
     auto: settings.auto,
@@ -93,18 +96,18 @@ export async function gatherFacts(engine: Engine, view: StepView, model: Model, 
   };
   const found: Found = { window, limit, plan: undefined, pending: [], ownDeadline: false, ...(due?.economy === undefined ? {} : { economy: due.economy }) };
   if (!settings.auto || context.manual || limit === undefined || limit <= 0 || !view.sizeKnown || view.digests === undefined || view.threadDigest === undefined) return { facts, found };
-  const plan = planOf(engine, view, limit);
+  const plan = planOf(engine, view, limit, { measured: { from, frame } });
   found.plan = plan;
   const clearingRequest = { view, reason: 'auto' as const, model, limit, target: undefined, from, end };
   facts.clearing.meets = end > from && planClearing(settings, clearingRequest) !== undefined;
   facts.coverWhole = coverWhole(view, window, end);
-  const being = await writing(engine, view, model, found.pending, (length) => fitsAfter(view, length, plan.budget?.step, limit));
+  const being = await writing(engine, view, model, plan, found.pending, (length) => fitsAfter(view, length, plan.budget?.step, limit));
   facts.writing = being === undefined ? undefined : { until: being.until, couldFit: being.couldFit };
   found.ownDeadline = being?.own === true;
-  const catchUp = await readyCatchUp(engine, view, model);
+  const catchUp = await readyCatchUp(engine, view, model, plan);
   if (catchUp !== undefined) {
     found.catchUp = catchUp;
-    facts.catchUp = await readyFacts(engine, view, catchUp, limit);
+    facts.catchUp = await readyFacts(engine, view, catchUp, limit, frame);
   }
   const atLimit = Math.min(size, facts.catchUp?.size ?? size) >= limit || (facts.catchUp === undefined && facts.denseReach);
   // After a pause longer than the cache lifetime, a ready checkpoint may go out over half the trigger (rule `cold-cache`).
@@ -114,17 +117,18 @@ export async function gatherFacts(engine: Engine, view: StepView, model: Model, 
     let placed = prepared?.ready ?? prepared?.tooLarge;
     // What the step waited for: written by another instance, it may be no prepared one (a step's own compaction under its lease).
     const { awaited } = context;
-    if (awaited !== undefined && readableBy(awaited, modelKey(model)) && awaited.length > coveredUpTo(view) && (placed === undefined || awaited.length > placed.checkpoint!.length || totalSize(placed) >= limit)) {
+    if (awaited !== undefined && readableBy(awaited, modelKey(model)) && awaited.length > from && (placed === undefined || awaited.length > placed.checkpoint!.length || totalSize(placed) >= limit)) {
       const candidate = withCheckpoint(view, awaited);
       if (placed === undefined || totalSize(candidate) < limit || totalSize(placed) >= limit) placed = candidate;
     }
     if (placed !== undefined) {
       found.ready = placed;
-      facts.ready = await readyFacts(engine, view, placed, limit);
+      facts.ready = await readyFacts(engine, view, placed, limit, frame);
     }
     if (atLimit && facts.writing !== undefined) facts.clearing.instead = planClearing(settings, { ...clearingRequest, instead: true }) !== undefined;
   }
-  if (!atLimit && settings.prepare !== false) {
+  // Over a trigger under the window's ceiling the step may still prepare (policy.ts, rule `over-trigger`).
+  if (settings.prepare !== false && (!atLimit || (windowCeiling !== undefined && limit < windowCeiling && size < windowCeiling))) {
     facts.prepared = await alreadyPrepared(engine, view, from, end);
     facts.prepareFrom = preparingFrom(left, settings.prepare * limit, limit);
     facts.tailFits = plan.budget === undefined || plan.live + (limit - size) <= plan.budget.total;
@@ -133,11 +137,11 @@ export async function gatherFacts(engine: Engine, view: StepView, model: Model, 
 }
 
 /** The facts of a checkpoint prepared for this conversation (`placed`: the step's view with it): the prompt's size with it, whether that leaves it over the budget, and whether a longer one is being prepared. */
-async function readyFacts(engine: Engine, view: StepView, placed: StepView, limit: number): Promise<ReadyFacts> {
+async function readyFacts(engine: Engine, view: StepView, placed: StepView, limit: number, frame: number): Promise<ReadyFacts> {
   const size = totalSize(placed);
-  const from = coveredUpTo(placed);
+  const from = placed.checkpoint!.length;
   const end = liveStart(placed.conversation);
-  const { budget, frame } = planOf(engine, placed, limit);
+  const { budget } = planOf(engine, placed, limit, { measured: { from, frame } });
   const overBudget = budget !== undefined && end > from && worthCatchingUp(size - frame, estimateMessages(placed.conversation, from, end, placed.estimator), budget.total);
   return { size, overBudget, longerPreparing: await longerPreparing(engine, view, placed.checkpoint!.length) };
 }
@@ -153,10 +157,9 @@ async function readyFacts(engine: Engine, view: StepView, placed: StepView, limi
  */
 function dueOf(
   engine: Engine,
-  view: StepView,
   model: Model,
   limit: number,
-  { left, pace, measured }: { left: number | undefined; pace: Pace | undefined; measured: SummaryTokens | undefined },
+  { size, frame, left, pace, measured }: { size: number; frame: number; left: number | undefined; pace: Pace | undefined; measured: SummaryTokens | undefined },
 ): { trigger?: number; economy?: Economy; cold: boolean } {
   const { compactAt, keep, summaryOutputTokens, budgetShare } = engine.settings;
   if (compactAt === 'ceiling') return { cold: false };
@@ -168,10 +171,9 @@ function dueOf(
     return { cold };
   }
   if (pace === undefined) return { cold };
-  const frame = frameTokens(view.system, view.params.tools, view.estimator);
   const budget = keepBudget({ ceiling: limit, frame, keep, summaryOutputTokens, ...(budgetShare === undefined ? {} : { share: budgetShare }) });
   const after = left ?? frame + budget.total;
-  const summary = measured ?? { input: totalSize(view), cached: totalSize(view), output: expectedSummary(budget.summary, undefined) };
+  const summary = measured ?? { input: size, cached: size, output: expectedSummary(budget.summary, undefined) };
   const economy: Economy = { prices, growth: pace.meanGrowth, cost: compactionCost(prices, summary, after) };
   return { trigger: costTrigger(economy, after, frame, limit), economy, cold };
 }

@@ -1,6 +1,6 @@
 import { type Engine, ownState } from '../engine';
 import type { SummaryTimes } from '../store/format';
-import { SUMMARY_TIMES_KEPT } from '../tunables';
+import { RECENT_MEASURES } from '../tunables';
 import type { CompactionUsage } from '../types';
 import type { StepView } from '../view';
 
@@ -23,7 +23,7 @@ const summaryTimes = ownState(() => new Map<string, number[]>());
  * when the provider counted both): in the conversation's thread, and for the model here.
  */
 export async function measuredSummary(engine: Engine, view: StepView, model: string, ms: number, usage: CompactionUsage): Promise<void> {
-  const times = [ms, ...(summaryTimes(engine).get(model) ?? [])].slice(0, SUMMARY_TIMES_KEPT);
+  const times = [ms, ...(summaryTimes(engine).get(model) ?? [])].slice(0, RECENT_MEASURES);
   summaryTimes(engine).set(model, times);
   if (view.threadDigest === undefined) return;
   const before = view.thread?.summaries;
@@ -31,7 +31,7 @@ export async function measuredSummary(engine: Engine, view: StepView, model: str
   const cached = inputTokens !== undefined && inputTokens > 0 && cachedInputTokens !== undefined ? Math.min(1, cachedInputTokens / inputTokens) : before?.cached;
   // What its requests took, as the provider counted them: a compaction's cost (trigger.ts).
   const tokens = inputTokens !== undefined && outputTokens !== undefined ? { input: inputTokens, cached: Math.min(inputTokens, cachedInputTokens ?? 0), output: outputTokens } : before?.tokens;
-  const summaries: SummaryTimes = { ms: [ms, ...(before?.ms ?? [])].slice(0, SUMMARY_TIMES_KEPT), ...(cached === undefined ? {} : { cached }), ...(tokens === undefined ? {} : { tokens }) };
+  const summaries: SummaryTimes = { ms: [ms, ...(before?.ms ?? [])].slice(0, RECENT_MEASURES), ...(cached === undefined ? {} : { cached }), ...(tokens === undefined ? {} : { tokens }) };
   await engine.keeper.saveMeasures(view.threadDigest, { summaries }, view.budget);
 }
 

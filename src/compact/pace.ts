@@ -1,5 +1,5 @@
 import type { PaceRecord } from '../store/format';
-import { PACE_STEPS } from '../tunables';
+import { RECENT_MEASURES } from '../tunables';
 import type { Pace } from './policy';
 
 /**
@@ -79,7 +79,7 @@ export function paceRecord(before: PaceRecord | undefined, arrival: Arrival, now
 
 function extended(before: PaceRecord, arrival: Arrival): { growths: number[]; intervals: number[] } {
   return {
-    growths: [growthOf(before, arrival), ...before.growths].slice(0, PACE_STEPS),
-    intervals: [Math.max(0, arrival.at - before.at), ...before.intervals].slice(0, PACE_STEPS),
+    growths: [growthOf(before, arrival), ...before.growths].slice(0, RECENT_MEASURES),
+    intervals: [Math.max(0, arrival.at - before.at), ...before.intervals].slice(0, RECENT_MEASURES),
   };
 }

@@ -60,6 +60,8 @@ export interface PlanInput {
   share?: number;
   /** Where what is covered ends; by default where the live part begins (a new user turn, or the newest step). */
   end?: number;
+  /** Tokens of the system messages and tool definitions, where the step's facts measured them already. */
+  frame?: number;
   /**
    * Prepared ahead: what the conversation may still add before the step that sends the checkpoint
    * (the ceiling less this step's size). It goes out live after the checkpoint, so the checkpoint
@@ -69,8 +71,7 @@ export interface PlanInput {
 }
 
 /** Plans the compaction of a conversation: it covers everything before its live part (a new user turn, or the newest step). */
-export function planCompaction({ conversation, system, tools, estimator, from, ceiling, keep, summaryOutputTokens, share, end = liveStart(conversation), ahead = 0 }: PlanInput): CompactionPlan {
-  const frame = frameTokens(system, tools, estimator);
+export function planCompaction({ conversation, system, tools, estimator, from, ceiling, keep, summaryOutputTokens, share, end = liveStart(conversation), ahead = 0, frame = frameTokens(system, tools, estimator) }: PlanInput): CompactionPlan {
   const budget = ceiling === undefined ? undefined : budgetAt({ ceiling, frame, keep, summaryOutputTokens, share });
   // A compaction of the whole conversation is made for the next step, whose live part is not there
   // yet: it leaves room for one as large as this step's. The live step's share of the room (a
@@ -186,21 +187,33 @@ export function userMessageAllowance(plan: CompactionPlan, keep: number): number
   return plan.budget?.userMessage ?? Math.floor(keep / USER_MESSAGE_DIVISOR);
 }
 
+/** What a step's plan may be handed instead of measuring it again: where its checkpoint ends (`from`) and its frame, as its facts measured them. */
+export interface Measured {
+  from?: number;
+  frame?: number;
+}
+
 /** The plan of a step's compaction at `ceiling`, with the instance's options, covering up to `end` (by default up to the live part). */
-export function planOf(engine: Pick<Engine, 'settings' | 'summarizer'>, view: StepView, ceiling: number | undefined, share = engine.settings.budgetShare, end?: number, ahead?: number): CompactionPlan {
-  const { keep } = engine.settings;
+export function planOf(
+  engine: Pick<Engine, 'settings' | 'summarizer'>,
+  view: StepView,
+  ceiling: number | undefined,
+  { end, ahead, measured = {} }: { end?: number | undefined; ahead?: number | undefined; measured?: Measured } = {},
+): CompactionPlan {
+  const { keep, budgetShare: share } = engine.settings;
   const summaryOutputTokens = summaryOutputTokensFor(engine, view.modelKey);
   return planCompaction({
     conversation: view.conversation,
     system: view.system,
     tools: view.params.tools,
     estimator: view.estimator,
-    from: coveredUpTo(view),
+    from: measured.from ?? coveredUpTo(view),
     ceiling,
     keep,
     summaryOutputTokens,
     share,
     ...(end === undefined ? {} : { end }),
     ...(ahead === undefined ? {} : { ahead }),
+    ...(measured.frame === undefined ? {} : { frame: measured.frame }),
   });
 }

@@ -113,7 +113,7 @@ export type StepAction =
 
 export type WaitOutcome = 'made' | 'failed' | 'deadline';
 
-export type SendRule = 'auto-off' | 'no-window' | 'size-unknown' | 'under-ceiling' | 'held';
+export type SendRule = 'auto-off' | 'no-window' | 'size-unknown' | 'under-ceiling' | 'held' | 'over-trigger';
 
 /** What is prepared in the background beside the step: a checkpoint up to the live part, of the whole conversation, or a catch-up; or an existing one made the catch-up. */
 export type PrepareAction =
@@ -162,6 +162,10 @@ export function stepAction(facts: StepFacts): StepAction {
   // At the ceiling: the longest prepared checkpoint ready, sent at once when the prompt with it fits.
   const ready = facts.ready;
   if (ready !== undefined && ready.size < ceiling) return { kind: 'send-prepared', rule: 'prepared', which: 'ready' };
+  // At a trigger under the window's ceiling the step fits whole: it goes out whole while its
+  // compaction is written beside it (one request a compaction, no wait), and the step after the
+  // summary is ready sends it.
+  if (overTrigger(facts) && (facts.writing !== undefined || (ready === undefined && catchUp === undefined && !facts.clearing.meets && ahead(facts) !== undefined))) return { kind: 'send', rule: 'over-trigger' };
   // One being written with which the prompt could fit: a clearing that alone brings the prompt under
   // the ceiling goes instead of waiting; otherwise the step waits for the rest of it (never for a
   // second one), until its deadline. One that could not fit is no help: the step compacts now.
@@ -183,16 +187,14 @@ export function prepareAction(facts: StepFacts, step: StepAction): PrepareAction
   const ceiling = dueAt(facts);
   if (!facts.auto || prepare === false || ceiling === undefined || ceiling <= 0 || !facts.sizeKnown) return undefined;
   if (step.kind === 'send-prepared') return afterPrepared(facts, step);
-  if (step.kind !== 'send' || facts.size >= ceiling) return undefined;
-  // One summary in flight per conversation: nothing is started, nor superseded, while one is written.
-  if (facts.writing !== undefined) return undefined;
-  // Clearing needs no model call: nothing is prepared while it alone would bring the prompt under its target.
-  if (facts.olderToCover && facts.clearing.meets) return undefined;
+  if (step.kind !== 'send') return undefined;
+  // A hold stands over the trigger: nothing is compacted, in the background either.
+  if (overTrigger(facts)) return step.rule === 'held' ? undefined : ahead(facts);
+  if (facts.size >= ceiling) return undefined;
+  const start = unprepared(facts);
+  if (start === undefined) return undefined;
   const { size, pace, summaryMs } = facts;
-  // The most it grew in a step lately, or else what came since the provider's count.
-  const grown = pace?.growth ?? (facts.counted > 0 ? facts.estimated : 0);
-  const whole = facts.wholeToCover && facts.coverWhole && !facts.prepared.whole;
-  const live = facts.olderToCover && !facts.prepared.live;
+  const { whole, live, grown } = start;
   if (pace !== undefined && summaryMs !== undefined && summaryMs >= MEASURED_SUMMARY_MS && grown > 0) {
     // Summaries measured: a summary begun now should be ready about when the ceiling is reached.
     if (size + pace.growth < ceiling) {
@@ -211,6 +213,43 @@ export function prepareAction(facts: StepFacts, step: StepAction): PrepareAction
   if (grown > 0 && size + grown >= ceiling && whole) return { kind: 'start', rule: 'step-ahead', whole: true, catchUp: false };
   if (size < prepare * ceiling || size < facts.prepareFrom || !live) return undefined;
   return { kind: 'start', rule: 'band', whole: false, catchUp: false };
+}
+
+/**
+ * Whether the step is decided against a trigger under the window's ceiling with preparing on
+ * (docs/design.md, "Preparing ahead"): no step there must wait for a summary (it fits whole), so
+ * nothing is prepared in the band and the whole compaction starts one step ahead of the trigger.
+ */
+function overTrigger(facts: StepFacts): boolean {
+  const { ceiling, trigger } = facts;
+  return facts.prepare !== false && ceiling !== undefined && trigger !== undefined && trigger < ceiling && facts.size < ceiling && !facts.denseReach;
+}
+
+/**
+ * Under a trigger below the window's ceiling: the compaction of the whole conversation (else up to
+ * its live part) starts at the step whose next step, growing as much as the most a recent step
+ * grew, reaches the trigger, or at a step over it (rule `step-ahead`); or, summaries measured, when
+ * one begun now would not be ready before the window's ceiling otherwise (rule `timed`).
+ */
+function ahead(facts: StepFacts): PrepareAction | undefined {
+  const start = unprepared(facts);
+  if (start === undefined) return undefined;
+  const { size, pace, summaryMs, ceiling } = facts;
+  const trigger = dueAt(facts)!;
+  const rule = size + start.grown >= trigger ? 'step-ahead' : pace !== undefined && summaryMs !== undefined && summaryMs >= MEASURED_SUMMARY_MS && start.grown > 0 && timeLeft(pace, ceiling!, size) <= summaryMs ? 'timed' : undefined;
+  if (rule === undefined || !(start.whole || start.live)) return undefined;
+  return { kind: 'start', rule, whole: start.whole, catchUp: false };
+}
+
+/** What a preparation begun now could cover, where one may begin: nothing in flight, clearing not enough, something not prepared yet; and the most the conversation grew in a step lately. */
+function unprepared(facts: StepFacts): { whole: boolean; live: boolean; grown: number } | undefined {
+  // One summary in flight per conversation: nothing is started, nor superseded, while one is written.
+  if (facts.writing !== undefined) return undefined;
+  // Clearing needs no model call: nothing is prepared while it alone would bring the prompt under its target.
+  if (facts.olderToCover && facts.clearing.meets) return undefined;
+  // The most it grew in a step lately, or else what came since the provider's count.
+  const grown = facts.pace?.growth ?? (facts.counted > 0 ? facts.estimated : 0);
+  return { whole: facts.wholeToCover && facts.coverWhole && !facts.prepared.whole, live: facts.olderToCover && !facts.prepared.live, grown };
 }
 
 /**

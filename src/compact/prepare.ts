@@ -151,6 +151,12 @@ export async function longerPreparing(engine: Engine, view: StepView, length: nu
   return false;
 }
 
+/** The part of a step's conversation a compaction would cover: from where its checkpoint ends to where its live part begins. */
+export interface Span {
+  from: number;
+  end: number;
+}
+
 /** A summary being written for a prefix of this conversation, waited for by a step at the ceiling. */
 export interface Candidate {
   length: number;
@@ -165,9 +171,7 @@ export interface Candidate {
  * now (`summaryBound`, within `summaryTimeout`). `own`: the latest deadline is this instance's (its
  * summary's, or its own bound on waiting for another's); past it the step goes on as after a failure.
  */
-export async function writing(engine: Engine, view: StepView, model: Model, pending: Candidate[], fits: (length: number) => boolean): Promise<{ until: number; own: boolean; couldFit: boolean } | undefined> {
-  const from = coveredUpTo(view);
-  const end = liveStart(view.conversation);
+export async function writing(engine: Engine, view: StepView, model: Model, { from, end }: Span, pending: Candidate[], fits: (length: number) => boolean): Promise<{ until: number; own: boolean; couldFit: boolean } | undefined> {
   const eligible = async (ref: { length: number; digest: string }) => ref.length > from && ref.length <= end && (await view.digests!.hasPrefix(ref));
   let until: number | undefined;
   let own = false;
@@ -211,9 +215,7 @@ export async function firstReadable(candidates: Candidate[], model: Model): Prom
 }
 
 /** A catch-up of this conversation ready (this instance's, or listed by another), placed in the step's view. */
-export async function readyCatchUp(engine: Engine, view: StepView, model: Model): Promise<StepView | undefined> {
-  const from = coveredUpTo(view);
-  const end = liveStart(view.conversation);
+export async function readyCatchUp(engine: Engine, view: StepView, model: Model, { from, end }: Span): Promise<StepView | undefined> {
   const eligible = async (ref: { length: number; digest: string }) => ref.length > from && ref.length <= end && (await view.digests!.hasPrefix(ref));
   let found = await longestReady(view, preparingOf(engine).peek(view.threadDigest!)?.entries ?? [], from, end, (entry) => entry.catchUp);
   for (const ref of view.thread?.prepared ?? []) {
@@ -230,7 +232,7 @@ export async function readyCatchUp(engine: Engine, view: StepView, model: Model)
  * before its live part, that this model reads: the longest with which the prompt fits under the
  * ceiling (`ready`), else the longest (`tooLarge`: the step compacts from it), placed in the view.
  */
-export async function findPrepared(engine: Engine, view: StepView, model: Model, plan: { from: number; end: number }, limit: number): Promise<{ ready?: StepView; tooLarge?: StepView } | undefined> {
+export async function findPrepared(engine: Engine, view: StepView, model: Model, plan: Span, limit: number): Promise<{ ready?: StepView; tooLarge?: StepView } | undefined> {
   const { from, end } = plan;
   const eligible = async (ref: { length: number; digest: string }) => ref.length > from && ref.length <= end && (await view.digests!.hasPrefix(ref));
   const candidates: { length: number; get: () => Promise<StoredCheckpoint | undefined> }[] = [];
@@ -313,11 +315,11 @@ export function preparingFrom(left: number | undefined, band: number, limit: num
  * checkpoint was made for. `undefined` without a checkpoint, or after a clearing (which keeps the
  * messages it covers in the prompt, so nothing marks where it left it).
  */
-export async function leftAt(view: StepView): Promise<number | undefined> {
+export async function leftAt(view: StepView, size: number): Promise<number | undefined> {
   const { checkpoint, conversation, estimator } = view;
   if (checkpoint === undefined || checkpoint.clear !== undefined) return undefined;
   const end = (await sentEnd(view, checkpoint)) ?? liveEnd(conversation, checkpoint.length);
-  return totalSize(view) - estimateMessages(conversation, end, conversation.length, estimator);
+  return size - estimateMessages(conversation, end, conversation.length, estimator);
 }
 
 /** The length of the conversation of the step that first sent `checkpoint`, as its thread names it, when this conversation extends that one. */

@@ -9,7 +9,7 @@ import { MockLanguageModel, SUMMARY, convertArrayToReadableStream, isSummaryProm
 export const STEPS = 64;
 
 /**
- * An agent that calls `read_file` until step 64, then answers; every tool output is 8,000
+ * An agent that calls `read_file` until step 64 (or `steps`), then answers; every tool output is 8,000
  * characters. It keeps each step's prompt (a copy with `clone`, for a test that looks at prompts
  * the middleware may pass on and the loop extends) and the tool definitions it was sent with.
  * `summary` writes the summary of each summary request (by its index from 0; by default the
@@ -17,9 +17,10 @@ export const STEPS = 64;
  */
 export function readFileAgent({
   clone = false,
+  steps = STEPS,
   summary = () => undefined,
   answered = async () => undefined,
-}: { clone?: boolean; summary?: (index: number) => Promise<void> | void; answered?: (step: number) => Promise<void> | void } = {}) {
+}: { clone?: boolean; steps?: number; summary?: (index: number) => Promise<void> | void; answered?: (step: number) => Promise<void> | void } = {}) {
   const prompts: Message[][] = [];
   /** The tool definitions each step was sent with. */
   const stepTools: unknown[] = [];
@@ -33,7 +34,7 @@ export function readFileAgent({
     prompts.push(clone ? structuredClone(prompt) : prompt);
     stepTools.push(tools);
     step++;
-    return { kind: step < STEPS ? ('call' as const) : ('answer' as const), step, input: estimatePrompt(prompt, tools as never) };
+    return { kind: step < steps ? ('call' as const) : ('answer' as const), step, input: estimatePrompt(prompt, tools as never) };
   };
   const model = new MockLanguageModel({
     doGenerate: async ({ prompt, tools }: { prompt: Message[]; tools: unknown }) => {
@@ -43,7 +44,7 @@ export function readFileAgent({
         return textResult(SUMMARY, 1_000, 200);
       }
       await answered(turn.step);
-      if (turn.kind === 'answer') return textResult('All 64 files read.', turn.input, 10);
+      if (turn.kind === 'answer') return textResult(`All ${steps} files read.`, turn.input, 10);
       return {
         content: [{ type: 'tool-call', toolCallId: `call-${turn.step}`, toolName: 'read_file', input: JSON.stringify({ path: `src/file-${turn.step}.ts` }) }],
         finishReason: { unified: 'tool-calls', raw: 'tool_calls' },
@@ -58,7 +59,7 @@ export function readFileAgent({
       await answered(turn.step);
       const parts: unknown[] =
         turn.kind === 'answer'
-          ? [{ type: 'stream-start', warnings: [] }, { type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: 'All 64 files read.' }, { type: 'text-end', id: 't' }, end('stop', turn.input)]
+          ? [{ type: 'stream-start', warnings: [] }, { type: 'text-start', id: 't' }, { type: 'text-delta', id: 't', delta: `All ${steps} files read.` }, { type: 'text-end', id: 't' }, end('stop', turn.input)]
           : [
               { type: 'stream-start', warnings: [] },
               { type: 'tool-call', toolCallId: `call-${turn.step}`, toolName: 'read_file', input: JSON.stringify({ path: `src/file-${turn.step}.ts` }) },

@@ -81,9 +81,12 @@ describe('compactAt', () => {
 });
 
 describe('a cold cache', () => {
-  // compactAt 0.5: the trigger at 85,000, the band of prepare 0.8 at 68,000; a step every 20 s (the
-  // clock moves only between steps: no summary deadline, which it would pass at once).
-  const options = { compactAt: 0.5, prepare: 0.8, summaryTimeout: false, pricing: { cachedInput: 0.1, cacheWrite: 1.25, output: 5, cacheTtl: 300_000 } };
+  // A window of 100,000 (ceiling 85,000) and compactAt 1: the trigger at the ceiling, the band of
+  // prepare 0.8 at 68,000; a step every 20 s (the clock moves only between steps: no summary
+  // deadline, which it would pass at once). Under a trigger below the ceiling nothing is prepared in
+  // the band (docs/design.md, "Preparing ahead"), so nothing is ready there before the step ahead
+  // of the trigger.
+  const options = { contextWindow: 100_000, compactAt: 1, prepare: 0.8, summaryTimeout: false, pricing: { cachedInput: 0.1, cacheWrite: 1.25, output: 5, cacheTtl: 300_000 } };
 
   it('should send the ready checkpoint on the step after a pause longer than the cache lifetime, the prompt over half its trigger', async () => {
     // step 34 (about 69,000 tokens) prepares; step 36 comes after 300,001 ms
@@ -96,6 +99,12 @@ describe('a cold cache', () => {
 
   it('should hold it back after a pause of exactly the cache lifetime', async () => {
     const { records } = await converse(options, 38, (step) => (step === 36 ? 300_000 : 20_000));
+    expect(records).toHaveLength(0);
+  });
+
+  it('should find nothing ready half way under a trigger below the ceiling: the checkpoint is prepared one step ahead of it', async () => {
+    // compactAt 0.5 of a 200,000 window: the trigger at 85,000, under the ceiling of 170,000.
+    const { records } = await converse({ ...options, contextWindow: 200_000, compactAt: 0.5 }, 38, (step) => (step === 36 ? 300_001 : 20_000));
     expect(records).toHaveLength(0);
   });
 

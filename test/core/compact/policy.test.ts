@@ -66,7 +66,12 @@ describe('decideStep: what goes out', () => {
     ['over the ceiling even with the catch-up: compacted from it, holds or not', { size: 19_000, held: true, catchUp: ready(17_200) }, { kind: 'compact', rule: 'from-prepared', from: 'catch-up' }],
     ['at the ceiling, clearing old tool outputs enough', { size: 17_000, clearing: { meets: true, instead: true } }, { kind: 'clear', rule: 'clear' }],
     // compactAt: the trigger below the ceiling is where the step compacts (docs/design.md, "Compaction timed by what it costs")
-    ['12,000 tokens, the trigger at 12,000: compacts where it costs least', { size: 12_000, trigger: 12_000 }, { kind: 'compact', rule: 'cost' }],
+    ['12,000 tokens, the trigger at 12,000, prepare: false: compacts where it costs least', { size: 12_000, trigger: 12_000, prepare: false }, { kind: 'compact', rule: 'cost' }],
+    // under the window's ceiling the step fits whole: it goes out while its compaction is written (docs/design.md, "Preparing ahead")
+    ['12,000 tokens, the trigger at 12,000: goes out whole, its compaction prepared beside it', { size: 12_000, trigger: 12_000 }, { kind: 'send', rule: 'over-trigger' }],
+    ['12,500 tokens, the trigger at 12,000, its summary being written', { size: 12_500, trigger: 12_000, writing: { until: 1_120_000, couldFit: true } }, { kind: 'send', rule: 'over-trigger' }],
+    ['12,500 tokens, the trigger at 12,000, one prepared already that is not ready (failed): compacts now', { size: 12_500, trigger: 12_000, prepared: { live: true, whole: true } }, { kind: 'compact', rule: 'cost' }],
+    ['12,500 tokens, the trigger at 12,000, clearing alone would do: clears', { size: 12_500, trigger: 12_000, clearing: { meets: true, instead: true } }, { kind: 'clear', rule: 'clear' }],
     ['11,999 tokens, the trigger at 12,000', { size: 11_999, trigger: 12_000 }, { kind: 'send', rule: 'under-ceiling' }],
     ['at the trigger, a prepared checkpoint ready with which it is 5,000', { size: 12_500, trigger: 12_000, ready: ready(5_000) }, { kind: 'send-prepared', rule: 'prepared', which: 'ready' }],
     ['a trigger above the ceiling: the ceiling bounds it', { size: 17_000, trigger: 20_000 }, { kind: 'compact', rule: 'ceiling' }],
@@ -106,9 +111,14 @@ describe('decideStep: what is prepared beside the step', () => {
     ['measured: 16,500, the next step reaches the ceiling', { size: 16_500, ...measured }, { kind: 'start', rule: 'step-ahead', whole: true, catchUp: false }],
     // preparing aims at the trigger (compactAt), not the ceiling
     ['9,599 tokens, the trigger at 12,000: under its band', { size: 9_599, trigger: 12_000, prepareFrom: 9_600 }, undefined],
-    ['9,600 tokens: the band of the trigger (0.8 x 12,000)', { size: 9_600, trigger: 12_000, prepareFrom: 9_600 }, { kind: 'start', rule: 'band', whole: false, catchUp: false }],
+    // under a trigger below the window's ceiling no step waits at the trigger: no band, the whole compaction one step ahead
+    ['9,600 tokens, the trigger at 12,000: no band under a trigger below the ceiling', { size: 9_600, trigger: 12_000, prepareFrom: 9_600 }, undefined],
     ['unmeasured: 11,800 growing 203 a step, the next step reaches the trigger', { size: 11_800, trigger: 12_000, prepareFrom: 9_600, pace: { growth: 203, meanGrowth: 203, meanInterval: 0 } }, { kind: 'start', rule: 'step-ahead', whole: true, catchUp: false }],
-    ['measured: 10,000 tokens, 10 s from the trigger: timed to it', { size: 10_000, trigger: 12_000, prepareFrom: 9_600, ...measured }, { kind: 'start', rule: 'timed', whole: true, catchUp: false }],
+    ['12,500 tokens, over the trigger at 12,000 and going out whole: its compaction beside it', { size: 12_500, trigger: 12_000, prepareFrom: 9_600 }, { kind: 'start', rule: 'step-ahead', whole: true, catchUp: false }],
+    ['12,500 tokens over the trigger, a whole one prepared already', { size: 12_500, trigger: 12_000, prepared: { live: true, whole: true } }, undefined],
+    ['12,500 tokens over the trigger, held (no progress)', { size: 12_500, trigger: 12_000, held: true }, undefined],
+    ['measured: 10,000 tokens, 35 s from the ceiling, a summary takes 14 s: not yet', { size: 10_000, trigger: 12_000, prepareFrom: 9_600, ...measured }, undefined],
+    ['measured: 14,500 tokens, the trigger at 16,000, 12.5 s from the ceiling: timed to the ceiling', { size: 14_500, trigger: 16_000, prepareFrom: 12_800, ...measured }, { kind: 'start', rule: 'timed', whole: true, catchUp: false }],
   ];
   for (const [name, given, expected] of rows) {
     it(`should ${expected === undefined ? 'prepare nothing' : `prepare (${expected.rule})`}: ${name}`, () => {

@@ -4,7 +4,7 @@ import { PrefixDigests } from '../../../src/prompt/hash';
 import type { Message } from '../../../src/prompt/types';
 import { FIXED_ESTIMATOR, estimateMessages } from '../../../src/sizing/estimate';
 import type { StoredCheckpoint, Thread } from '../../../src/store/format';
-import type { StepView } from '../../../src/view';
+import { type StepView, totalSize } from '../../../src/view';
 import { assistant, user } from '../../support/harness';
 import { tokens } from '../../support/prepare-fixtures';
 
@@ -22,6 +22,12 @@ async function viewOf(conversation: Message[], sent: { length: number; digest: s
   return { conversation, digests, checkpoint, thread, estimator: FIXED_ESTIMATOR, size: { counted: 0, estimated: size } } as unknown as StepView;
 }
 
+/** Where the compaction left the prompt, from the step's own size (facts.ts measures it once). */
+async function leftOf(made: Promise<StepView>): Promise<number | undefined> {
+  const view = await made;
+  return leftAt(view, totalSize(view));
+}
+
 describe('preparingFrom', () => {
   const band = 13_600;
   const limit = 17_000;
@@ -31,7 +37,7 @@ describe('preparingFrom', () => {
     const sent = { length: 8, digest: await new PrefixDigests('', conversation).of(8) };
     // 14,000 now; what came after the sending step (messages 8 to 12) is 398 tokens: it left 13,602
     expect(estimateMessages(conversation, 8, 12)).toBe(398);
-    expect(preparingFrom(await leftAt(await viewOf(conversation, sent, 14_000)), band, limit)).toBe((13_602 + 17_000) / 2);
+    expect(preparingFrom(await leftOf(viewOf(conversation, sent, 14_000)), band, limit)).toBe((13_602 + 17_000) / 2);
   });
 
   it('should not take the sending step of another branch, but the end of the live part the checkpoint was made for', async () => {
@@ -41,8 +47,8 @@ describe('preparingFrom', () => {
     const branch = [...main.slice(0, 6), user(`b ${tokens(99)}`), assistant(`b ${tokens(99, 'a')}`), ...main.slice(8)];
     // Its live part ended at 5 (the user message after the 4 covered): 697 tokens after it, the prompt left at 13,303, under the band
     expect(estimateMessages(branch, 5, 12)).toBe(697);
-    expect(preparingFrom(await leftAt(await viewOf(branch, sent, 14_000)), band, limit)).toBe(band);
+    expect(preparingFrom(await leftOf(viewOf(branch, sent, 14_000)), band, limit)).toBe(band);
     // The main conversation itself is judged by its sending step: it left 13,602, so halfway
-    expect(preparingFrom(await leftAt(await viewOf(main, sent, 14_000)), band, limit)).toBe(15_301);
+    expect(preparingFrom(await leftOf(viewOf(main, sent, 14_000)), band, limit)).toBe(15_301);
   });
 });
