@@ -1,5 +1,7 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { WaitingFilesFirst } from './test/support/sequencer';
 
 const ai7 = fileURLToPath(new URL('./node_modules/ai7', import.meta.url));
 
@@ -11,6 +13,11 @@ export default defineConfig({
   test: {
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // At least two workers (vitest's default is one fewer than the cores: one on a 2-core machine,
+    // where every file then waits for the Next.js example's browser test, which mostly waits for
+    // its own processes). That test starts first, on a worker of its own; the rest runs beside it.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
+    sequence: { sequencer: WaitingFilesFirst },
     projects: [
       {
         extends: true,
@@ -20,7 +27,8 @@ export default defineConfig({
           // These drive AI SDK 7 end to end: they run in the ai7 project, where the package's own
           // runtime imports of `ai` are ai@7 too.
           exclude: AI7_ONLY,
-          typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },
+          // tsc on the type tests and what they import, not the whole project (`npm run typecheck`)
+          typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './test/types/tsconfig.test-d.json' },
         },
       },
       {
