@@ -1,4 +1,4 @@
-// Compiled by `npm run test:types` twice, against ai@6 and against ai@7 (tsconfig.ai7.json maps
+// Compiled by `npm run test:types` (and test/types/consumers.test.ts in `npm test`) twice, against ai@6 and against ai@7 (tsconfig.ai7.json maps
 // `ai` and `@ai-sdk/openai` to the v7 installs): a consumer's code must type-check unchanged with either.
 import { createOpenAI } from '@ai-sdk/openai';
 import { type LanguageModelMiddleware, defaultSettingsMiddleware, generateText, streamText, wrapLanguageModel } from 'ai';
