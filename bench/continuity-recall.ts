@@ -188,6 +188,13 @@ export async function run(): Promise<void> {
     return wasted(of('empty')) < wasted(of('none'));
   });
   target.push(`The control, a recall tool that answers nothing (it must improve nothing): ${controls.join('; ')} (improves nothing: ${failed ? 'no' : 'yes'})`);
+  const worse = (['lossy', 'amnesiac'] as const).map((mode) => {
+    const of = (variant: Variant) => own.filter((each) => each.mode === mode && each.variant === variant);
+    return { mode, empty: wasted(of('empty')), tool: wasted(of('tool')) };
+  });
+  target.push(
+    `The instrument can fail: the tool answering nothing must waste more than the real one: ${worse.map(({ mode, empty, tool }) => `${mode} ${empty} against ${tool}`).join('; ')} (it does: ${worse.every(({ empty, tool }) => empty > tool) ? 'yes' : 'no'})`,
+  );
   // a run with the tool whose steps did not show it to the middleware measured another program (an AI SDK that drops a tool's providerOptions)
   const unseen = all.filter((each) => each.variant !== 'none' && each.recognised < each.steps);
   if (unseen.length > 0) {
