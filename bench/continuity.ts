@@ -6,10 +6,13 @@
  * cache, real overflow errors), in a session of several user turns: the task, then two rules the
  * user adds while it works (do not edit files under `src/legacy/`; every fix adds a line to
  * CHANGELOG.md naming its test), then words of encouragement. Some fixes need a setting read once
- * from `config/settings.json`. The agent acts only on what its prompt shows, the same way for every
- * strategy, so whatever a strategy drops it must find again: by running a test or reading a file
- * once more (a repeated call), by an edit the project refuses for breaking a rule it no longer
- * knows (a violation), or not at all (it loses the task and asks what to do).
+ * from `config/settings.json`, and some the test signing key, which `npm run issue-key` shows once
+ * (a rotation revokes it and undoes the fixes set to it). The agent acts only on what its prompt
+ * shows, the same way for every strategy, so whatever a strategy drops it must find again: by
+ * running a test or reading a file once more (a repeated call), by an edit the project refuses for
+ * breaking a rule it no longer knows (a violation), by rotating the key and making the undone fixes
+ * again, by asking the recall tool when it is offered, or not at all (it loses the task and asks
+ * what to do).
  *
  * The facts a fix needs late (the rules, the settings, which tests are fixed) are found long
  * before, are not exact identifiers, and are not in the newest steps: across a compaction only a
@@ -566,8 +569,8 @@ function legend(failing: number, project: { fewest: number; fewestRepeats: numbe
   console.log(
     [
       '',
-      `The task: ${failing} failing tests (and 6 passing), one turn for the task, then the user's later messages (fixer-project.ts, fixerTurns): after the 2nd fix the rule "do not edit files under src/legacy/", after the 4th "every fix adds a line to CHANGELOG.md naming its test", then every 4th fix a word of encouragement (no rule).`,
-      `The shortest run: ${project.fewest} steps (an npm test, four calls a test, one read of config/settings.json, a last npm test, the answer), ${project.fewestRepeats} of its calls repeated (each test's run after its fix, the last npm test). The step cap is twice the shortest run.`,
+      `The task: ${failing} failing tests (and 6 passing), one turn for the task, then the user's later messages (fixer-project.ts, fixerTurns): after the 2nd fix the rule "do not edit files under src/legacy/", after the 4th "every fix adds a line to CHANGELOG.md naming its test", then every 4th fix a word of encouragement (no rule). About one failure in ten needs the test signing key, which npm run issue-key shows once; a rotation revokes it and undoes the fixes set to it.`,
+      `The shortest run: ${project.fewest} steps (an npm test, four calls a test, one read of config/settings.json, one npm run issue-key, a last npm test, the answer), ${project.fewestRepeats} of its calls repeated (each test's run after its fix, the last npm test). The step cap is twice the shortest run.`,
       '"over shortest": steps beyond the shortest run (finished runs only); "repeated calls": calls of a tool with the same input as an earlier call, whatever the result;',
       '"rejected edits": edits with a token that is not the line\'s (read before an edit, or from another line) or a wrong setting value; "violations": edits refused for breaking a rule the user gave (the refusal quotes the rule, so the agent knows it again);',
       '"compactions": compactions of the middleware, trims of the sliding window, summaries of summarize-all-but; "overflows": requests the provider rejected as over the window (the run ends at the first error);',

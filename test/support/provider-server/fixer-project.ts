@@ -22,6 +22,11 @@
 //   value as edit_file's `value`, so the agent reads the settings file once, and again whenever it
 //   lost the value.
 // - Which tests are already fixed: `npm test` and a test's own run say so, and nothing else does.
+// - The test signing key: about one failure in ten (from the second on) needs it as edit_file's
+//   `value`. `npm run issue-key` prints it once; asked again it refuses (the key is shown once);
+//   `npm run issue-key -- --rotate` issues a new key, revokes the old, and undoes every fix set to
+//   the old one (its test fails again until its line is set to the new key). Nothing prints a key
+//   twice: across a compaction only the prompt, or a lookup in the caller's messages, brings it back.
 //
 // Output formats (the agent of fixer.ts reads them; nothing else in them is special):
 // - `npm test`: a line `FAIL test/<x>.test.ts` or `PASS test/<x>.test.ts` per test file, then
