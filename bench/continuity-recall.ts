@@ -12,7 +12,8 @@
 import { positionedMessages } from '../src/recall/messages';
 import { searchMessages } from '../src/recall/search';
 import { ceiling } from '../src/sizing/ceiling';
-import { type ContinuityRun, type Configuration, KEEP, MODES, WINDOW, WINDOWS, runContinuity } from './continuity';
+import { type ContinuityRun, type Configuration, KEEP, MODES, WINDOW, WINDOWS, absentPieces, runContinuity } from './continuity';
+import { PROFILES } from './compact-at';
 import { addUsage, costOf } from './cost';
 import { inChildren } from './pool';
 import { type Strategy, compacting, printTable, slidingWindow, summarizingAtCeiling, tokens } from './strategies';
@@ -42,16 +43,23 @@ export interface RecallPiece {
   variant: Variant;
   /** The hand-written strategies in place of this middleware. */
   handWritten?: boolean;
+  /** This middleware told OpenAI's prices (issue 53): it compacts where it costs least (`compactAt: 'cost'`, the default) instead of at the ceiling. */
+  priced?: boolean;
 }
 
-function strategiesOf(handWritten: boolean): Strategy[] {
-  return handWritten ? [summarizingAtCeiling(KEEP), slidingWindow(KEEP)] : [compacting('ai-compaction', {})];
+/** The strategy's name when it is told prices: `compactAt: 'cost'` at work. */
+export const PRICED = "ai-compaction, compactAt: 'cost' (OpenAI prices)";
+
+function strategiesOf(handWritten: boolean, priced: boolean): Strategy[] {
+  if (handWritten) return [summarizingAtCeiling(KEEP), slidingWindow(KEEP)];
+  // the local model is in no catalog: without prices the default compacts at the ceiling, as `compactAt: 'ceiling'`
+  return [priced ? compacting(PRICED, { pricing: PROFILES.OpenAI }) : compacting('ai-compaction', {})];
 }
 
 /** One configuration and variant, every mode, in a child process (the tool calls left out of what comes back). */
-export async function runRecallPiece({ configuration, variant, handWritten = false }: RecallPiece): Promise<Array<ContinuityRun & { variant: Variant }>> {
+export async function runRecallPiece({ configuration, variant, handWritten = false, priced = false }: RecallPiece): Promise<Array<ContinuityRun & { variant: Variant }>> {
   const runs: Array<ContinuityRun & { variant: Variant }> = [];
-  for (const strategy of strategiesOf(handWritten)) {
+  for (const strategy of strategiesOf(handWritten, priced)) {
     for (const mode of strategy.summarizes === false ? MODES.slice(0, 1) : MODES) {
       const run = await runContinuity(strategy, mode, { ...configuration, ...(variant === 'none' ? {} : { recall: variant }) });
       runs.push({ ...run, calls: [], variant });
@@ -63,6 +71,8 @@ export async function runRecallPiece({ configuration, variant, handWritten = fal
 const wasted = (runs: ContinuityRun[]) => runs.reduce((sum, run) => sum + (run.overShortest ?? run.cap - run.fewest), 0);
 const inputCost = (runs: ContinuityRun[]) => costOf(addUsage(...runs.map((run) => run.usage))).input;
 const lookups = (runs: ContinuityRun[]) => runs.reduce((sum, run) => sum + run.lookups, 0);
+const unfinished = (runs: ContinuityRun[]) => runs.filter((run) => !run.finished).length;
+const sum = (runs: ContinuityRun[], value: (run: ContinuityRun) => number) => runs.reduce((total, run) => total + value(run), 0);
 
 /**
  * What a call of the tool costs on 200,000 characters of tool output (20 outputs of 10,000, as the
@@ -84,6 +94,36 @@ export function indexTimes(): number[] {
   }).sort((a, b) => a - b);
 }
 
+/** The guard's own test: a handed conversation, and an answer whose second paragraph it does not hold. */
+const HANDED = [{ role: 'user', content: 'Fix the tests.' }, { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'run_command', output: { type: 'text', value: 'Issued the test signing key key_0123abcd.' } }] }];
+const MADE_UP = { matches: [{ position: 1, role: 'tool' as const, text: 'Issued the test signing key key_0123abcd.\n\nIssued the test signing key key_ffffffff.' }], page: 1, pages: 1, messages: 2 };
+
+/**
+ * Issue 53's fidelity condition on the scoreboard: this middleware compacting where it costs least
+ * (told OpenAI's prices), with the recall tool, against compacting at the ceiling without it; steps
+ * wasted per window and summaries, and the ratio (at most 1.25x wanted at every window).
+ */
+function printCostAgainstCeiling(all: Array<ContinuityRun & { variant: Variant }>, windows: number[]): void {
+  const ceilingRuns = (mode: string, window?: number) => all.filter((each) => each.strategy === 'ai-compaction' && each.variant === 'none' && each.mode === mode && (window === undefined || each.window === window));
+  const costRuns = (mode: string, window?: number) => all.filter((each) => each.strategy === PRICED && each.mode === mode && (window === undefined || each.window === window));
+  const ratio = (cost: number, ceiling: number) => (ceiling === 0 ? (cost === 0 ? '1.00x' : 'more than 0') : `${(cost / ceiling).toFixed(2)}x`);
+  const within = (cost: number, ceiling: number) => cost <= 1.25 * ceiling;
+  console.log(
+    `\nIssue 53: compactAt 'cost' (the default, told OpenAI's prices) with the recall tool, against compactAt 'ceiling' without it (ai-compaction above: the local model has no known prices, so it compacts at the ceiling); steps wasted (lookups), and cost's waste as a multiple of the ceiling's`,
+  );
+  const rows: string[][] = [];
+  let met = true;
+  for (const mode of MODES) {
+    for (const [label, runs] of [["'ceiling', without recall", ceilingRuns], ["'cost', with recall", costRuns]] as const) {
+      rows.push([mode, label, ...windows.map((window) => `${wasted(runs(mode, window))} (${lookups(runs(mode, window))})`), String(wasted(runs(mode))), tokens(inputCost(runs(mode)))]);
+    }
+    rows.push([mode, "'cost' / 'ceiling'", ...windows.map((window) => ratio(wasted(costRuns(mode, window)), wasted(ceilingRuns(mode, window)))), ratio(wasted(costRuns(mode)), wasted(ceilingRuns(mode))), `${(inputCost(costRuns(mode)) / inputCost(ceilingRuns(mode))).toFixed(2)}x`]);
+    met &&= windows.every((window) => within(wasted(costRuns(mode, window)), wasted(ceilingRuns(mode, window))));
+  }
+  printTable(['summaries', 'compactAt', ...windows.map((window) => `${tokens(window)}: wasted (lookups)`), 'wasted, all windows', 'input cost'], rows);
+  console.log(`At most 1.25x the ceiling's waste at every window and with every summary kind: ${met ? 'yes' : 'no'}.`);
+}
+
 export async function run(): Promise<void> {
   const times = indexTimes();
   const configurations = recallConfigurations();
@@ -91,6 +131,8 @@ export async function run(): Promise<void> {
   const pieces: RecallPiece[] = [
     ...configurations.flatMap((configuration) => VARIANTS.map((variant) => ({ configuration, variant }))),
     ...(['none', 'tool'] as const).map((variant) => ({ configuration: { window: WINDOW, seed: 1, lateFailure: false }, variant, handWritten: true })),
+    // issue 53: compacting where it costs least, with the tool, against the ceiling without it
+    ...configurations.map((configuration) => ({ configuration, variant: 'tool' as const, priced: true })),
   ];
   const all = (await inChildren<RecallPiece, Array<ContinuityRun & { variant: Variant }>>(import.meta.url, 'runRecallPiece', pieces)).flat();
   const own = all.filter((each) => each.strategy === 'ai-compaction');
@@ -103,10 +145,22 @@ export async function run(): Promise<void> {
   for (const mode of MODES) {
     for (const variant of VARIANTS) {
       const of = (window?: number) => own.filter((each) => each.mode === mode && each.variant === variant && (window === undefined || each.window === window));
-      rows.push([mode, LABEL[variant], ...windows.map((window) => `${wasted(of(window))} (${lookups(of(window))})`), String(wasted(of())), String(lookups(of())), tokens(inputCost(of()))]);
+      rows.push([
+        mode,
+        LABEL[variant],
+        ...windows.map((window) => `${wasted(of(window))} (${lookups(of(window))})`),
+        String(wasted(of())),
+        String(lookups(of())),
+        String(unfinished(of())),
+        `${sum(of(), (run) => run.keys.issued - 1)} / ${sum(of(), (run) => run.keys.undone)}`,
+        tokens(inputCost(of())),
+      ]);
     }
   }
-  printTable(['summaries', 'recall', ...windows.map((window) => `${tokens(window)}: wasted (lookups)`), 'wasted, all windows', 'lookups', 'input cost'], rows);
+  printTable(['summaries', 'recall', ...windows.map((window) => `${tokens(window)}: wasted (lookups)`), 'wasted, all windows', 'lookups', 'unfinished', 'key rotations / fixes undone', 'input cost'], rows);
+  console.log(
+    '"unfinished": runs stopped at the step cap (twice the shortest run), each counted as its cap less the shortest run; "key rotations / fixes undone": new test signing keys issued after the first (the agent had lost the first and could not see it again), and the fixes each rotation undid (their lines carried the revoked key and had to be made again).',
+  );
 
   // the targets, printed with the run
   const target: string[] = [];
@@ -119,6 +173,10 @@ export async function run(): Promise<void> {
       `${mode}: with recall ${wasted(of('tool'))} steps wasted against ${wasted(of('none'))} without (at most half: ${half ? 'yes' : 'no'}; never more at a window: ${never ? 'yes' : 'no'}); input cost ${cost.toFixed(3)}x (at most 1.05x: ${cost <= 1.05 ? 'yes' : 'no'})`,
     );
   }
+  const unfound = sum(all, (run) => run.unfound);
+  const answered = sum(all.filter((run) => run.variant === 'tool'), (run) => run.lookups);
+  target.push(`The tool's answers hold only text of the messages handed to it: ${unfound} paragraphs of ${answered} answers found in none of them (0 wanted: ${unfound === 0 ? 'yes' : 'no'}); the guard itself counts ${absentPieces(MADE_UP, HANDED)} for an answer that makes a line up (more than 0 wanted)`);
+  if (unfound > 0) process.exitCode = 1;
   const honest = own.filter((each) => each.mode === 'honest' && each.variant === 'tool');
   target.push(`honest with recall: ${wasted(honest)} steps wasted, ${lookups(honest)} lookups (0 wanted: ${wasted(honest) === 0 ? 'yes' : 'no'})`);
   const controls = MODES.map((mode) => {
@@ -130,6 +188,13 @@ export async function run(): Promise<void> {
     return wasted(of('empty')) < wasted(of('none'));
   });
   target.push(`The control, a recall tool that answers nothing (it must improve nothing): ${controls.join('; ')} (improves nothing: ${failed ? 'no' : 'yes'})`);
+  const worse = (['lossy', 'amnesiac'] as const).map((mode) => {
+    const of = (variant: Variant) => own.filter((each) => each.mode === mode && each.variant === variant);
+    return { mode, empty: wasted(of('empty')), tool: wasted(of('tool')) };
+  });
+  target.push(
+    `The instrument can fail: the tool answering nothing must waste more than the real one: ${worse.map(({ mode, empty, tool }) => `${mode} ${empty} against ${tool}`).join('; ')} (it does: ${worse.every(({ empty, tool }) => empty > tool) ? 'yes' : 'no'})`,
+  );
   // a run with the tool whose steps did not show it to the middleware measured another program (an AI SDK that drops a tool's providerOptions)
   const unseen = all.filter((each) => each.variant !== 'none' && each.recognised < each.steps);
   if (unseen.length > 0) {
@@ -142,7 +207,9 @@ export async function run(): Promise<void> {
     `\nA call of the tool on 200,000 characters of tool output (its index built anew, then one search; real time, 7 calls in this process before the sweep): median ${Math.round(times[3]!)} ms, fastest ${Math.round(times[0]!)} ms, slowest ${Math.round(times[6]!)} ms.`,
   );
 
-  const hand = all.filter((each) => each.strategy !== 'ai-compaction');
+  printCostAgainstCeiling(all, windows);
+
+  const hand = all.filter((each) => each.strategy !== 'ai-compaction' && each.strategy !== PRICED);
   console.log(`\nThe hand-written strategies with and without the tool, window ${tokens(WINDOW)} (ceiling ${tokens(ceiling(WINDOW, undefined))}), seed 1, failure block early`);
   printTable(
     ['strategy', 'summaries', 'recall', 'finished', 'over shortest', 'lookups', 'violations', 'repeated calls', 'input cost'],

@@ -6,10 +6,13 @@
  * cache, real overflow errors), in a session of several user turns: the task, then two rules the
  * user adds while it works (do not edit files under `src/legacy/`; every fix adds a line to
  * CHANGELOG.md naming its test), then words of encouragement. Some fixes need a setting read once
- * from `config/settings.json`. The agent acts only on what its prompt shows, the same way for every
- * strategy, so whatever a strategy drops it must find again: by running a test or reading a file
- * once more (a repeated call), by an edit the project refuses for breaking a rule it no longer
- * knows (a violation), or not at all (it loses the task and asks what to do).
+ * from `config/settings.json`, and some the test signing key, which `npm run issue-key` shows once
+ * (a rotation revokes it and undoes the fixes set to it). The agent acts only on what its prompt
+ * shows, the same way for every strategy, so whatever a strategy drops it must find again: by
+ * running a test or reading a file once more (a repeated call), by an edit the project refuses for
+ * breaking a rule it no longer knows (a violation), by rotating the key and making the undone fixes
+ * again, by asking the recall tool when it is offered, or not at all (it loses the task and asks
+ * what to do).
  *
  * The facts a fix needs late (the rules, the settings, which tests are fixed) are found long
  * before, are not exact identifiers, and are not in the newest steps: across a compaction only a
@@ -27,6 +30,7 @@ import { z } from 'zod';
 import { ceiling } from '../src/sizing/ceiling';
 import { recallTool } from '../src';
 import { recallToolName } from '../src/recall/marker';
+import type { RecallAnswer } from '../src/recall/types';
 import {
   createFixerTools,
   FIXER_TASK,
@@ -161,6 +165,10 @@ export interface ContinuityRun {
   recall: 'tool' | 'empty' | undefined;
   /** Calls of the recall tool. */
   lookups: number;
+  /** Pieces of the recall tool's answers (their paragraphs) that no message handed to it holds: the guard, 0 or the tool made text up. */
+  unfound: number;
+  /** The test signing key: issued (the first, then one a rotation), refusals of a second issue, fixes a rotation undid. */
+  keys: { issued: number; refused: number; undone: number };
   /** With the tool offered, the steps whose call showed it to the middleware as the recall tool (every step, or the run measures a middleware that never heard of it). */
   recognised: number;
   /** Simulated time in `transformParams` of each step that compacted (the summary request included), in milliseconds. */
@@ -251,11 +259,21 @@ export async function runContinuity(strategy: Strategy, mode: SummaryMode, optio
       inputSchema: z.object({ path: z.string(), line: z.number().int(), token: z.string(), value: z.string().optional(), changelog: z.string().optional() }),
       execute: logged('edit_file', project.edit_file),
     }),
-    ...(options.recall === undefined ? {} : { recall: recallFor(options.recall, (input) => calls.push({ step, name: 'recall', input, result: '' })) }),
+    ...(options.recall === undefined
+      ? {}
+      : {
+          recall: recallFor(
+            options.recall,
+            (input) => calls.push({ step, name: 'recall', input, result: '' }),
+            (count) => (unfound += count),
+          ),
+        }),
   };
 
   let steps = 0;
   let sent = 0;
+  // pieces of the tool's answers that no handed message holds (the guard: must stay 0)
+  let unfound = 0;
   let lastHadCalls = true;
   let finalText = '';
   let error: string | undefined;
@@ -334,6 +352,8 @@ export async function runContinuity(strategy: Strategy, mode: SummaryMode, optio
     ...(error === undefined ? {} : { error }),
     recall: options.recall,
     lookups: calls.filter((call) => call.name === 'recall').length,
+    unfound,
+    keys: { ...project.keys },
     recognised,
     compactions: compactions(),
     kinds: kinds?.(),
@@ -348,17 +368,42 @@ export async function runContinuity(strategy: Strategy, mode: SummaryMode, optio
   };
 }
 
-/** The recall tool as the benchmark offers it: the package's, or the same answering nothing; each call logged. */
-function recallFor(kind: 'tool' | 'empty', log: (input: unknown) => void) {
+/**
+ * The recall tool as the benchmark offers it: the package's, or the same answering nothing; each call
+ * logged, and each answer checked against the messages handed to it (`unfound`: its paragraphs no
+ * handed message's text, tool input or tool output holds).
+ */
+function recallFor(kind: 'tool' | 'empty', log: (input: unknown) => void, unfound: (count: number) => void) {
   const real = recallTool();
-  const execute = real.execute as (input: unknown, options: unknown) => unknown;
+  const execute = real.execute as (input: unknown, options: unknown) => Promise<RecallAnswer> | RecallAnswer;
   return {
     ...real,
     execute: async (input: unknown, options: { messages: unknown[] }) => {
       log(input);
-      return kind === 'tool' ? execute(input, options) : { matches: [], page: 1, pages: 0, messages: options.messages.length };
+      if (kind === 'empty') return { matches: [], page: 1, pages: 0, messages: options.messages.length };
+      const answer = await execute(input, options);
+      unfound(absentPieces(answer, options.messages));
+      return answer;
     },
   } as typeof real;
+}
+
+/** The paragraphs of an answer's matches that none of the handed messages' own strings holds (read here apart from the tool's code). */
+export function absentPieces(answer: RecallAnswer, handed: readonly unknown[]): number {
+  const strings: string[] = [];
+  for (const message of handed as Array<{ content: unknown }>) {
+    if (typeof message.content === 'string') strings.push(message.content);
+    else if (Array.isArray(message.content)) {
+      for (const part of message.content as Array<Record<string, unknown>>) {
+        if (typeof part.text === 'string') strings.push(part.text);
+        if (part.type === 'tool-call') strings.push(`${String(part.toolName)}(${typeof part.input === 'string' ? part.input : JSON.stringify(part.input)})`);
+        const output = part.output as { type?: string; value?: unknown } | undefined;
+        if (output !== undefined) strings.push(typeof output.value === 'string' ? output.value : JSON.stringify(output.value));
+      }
+    }
+  }
+  const held = (piece: string) => strings.some((each) => each.includes(piece));
+  return answer.matches.flatMap((match) => match.text.split('\n\n')).filter((piece) => piece.trim() !== '' && !held(piece)).length;
 }
 
 /**
@@ -524,8 +569,8 @@ function legend(failing: number, project: { fewest: number; fewestRepeats: numbe
   console.log(
     [
       '',
-      `The task: ${failing} failing tests (and 6 passing), one turn for the task, then the user's later messages (fixer-project.ts, fixerTurns): after the 2nd fix the rule "do not edit files under src/legacy/", after the 4th "every fix adds a line to CHANGELOG.md naming its test", then every 4th fix a word of encouragement (no rule).`,
-      `The shortest run: ${project.fewest} steps (an npm test, four calls a test, one read of config/settings.json, a last npm test, the answer), ${project.fewestRepeats} of its calls repeated (each test's run after its fix, the last npm test). The step cap is twice the shortest run.`,
+      `The task: ${failing} failing tests (and 6 passing), one turn for the task, then the user's later messages (fixer-project.ts, fixerTurns): after the 2nd fix the rule "do not edit files under src/legacy/", after the 4th "every fix adds a line to CHANGELOG.md naming its test", then every 4th fix a word of encouragement (no rule). About one failure in ten needs the test signing key, which npm run issue-key shows once; a rotation revokes it and undoes the fixes set to it.`,
+      `The shortest run: ${project.fewest} steps (an npm test, four calls a test, one read of config/settings.json, one npm run issue-key, a last npm test, the answer), ${project.fewestRepeats} of its calls repeated (each test's run after its fix, the last npm test). The step cap is twice the shortest run.`,
       '"over shortest": steps beyond the shortest run (finished runs only); "repeated calls": calls of a tool with the same input as an earlier call, whatever the result;',
       '"rejected edits": edits with a token that is not the line\'s (read before an edit, or from another line) or a wrong setting value; "violations": edits refused for breaking a rule the user gave (the refusal quotes the rule, so the agent knows it again);',
       '"compactions": compactions of the middleware, trims of the sliding window, summaries of summarize-all-but; "overflows": requests the provider rejected as over the window (the run ends at the first error);',

@@ -72,10 +72,10 @@ describe('the fixer project', () => {
     expect(() => getFixerProject({ failing: 125, passing: 6 })).toThrow('a fixer project has at most 130 test files');
   });
 
-  it('makes the first failing test, and about one in five of the others, a setting of config/settings.json; one in three from the third on throws in src/legacy/', () => {
+  it('makes the first failing test, and about one in five of the others, a setting of config/settings.json; one in three from the third on throws in src/legacy/; about one in ten needs the signing key', () => {
     const large = getFixerProject({ seed: 2, failing: 40, passing: 6 });
-    const kinds = large.failures.map((f) => (f.caller ? 'L' : f.setting ? 'S' : '.')).join('');
-    expect(kinds).toBe('S....S.SL....S...S..L.SL.S.L.S..SSL.LLLL');
+    const kinds = large.failures.map((f) => (f.caller ? 'L' : f.setting ? 'S' : f.signed ? 'K' : '.')).join('');
+    expect(kinds).toBe('S..K.SKSL..K.S...SK.L.SL.S.L.S..SSL.LLLL');
     expect(kinds.slice(0, 2)).not.toContain('L');
     for (const failure of large.failures) {
       if (failure.caller) {
@@ -83,17 +83,44 @@ describe('the fixer project', () => {
         expect(failure.caller.file).toBe(failure.test.replace(/^test\//, 'src/').replace(/\.test\.ts$/, '.ts'));
       } else expect(failure.file).toBe(failure.test.replace(/^test\//, 'src/').replace(/\.test\.ts$/, '.ts'));
       if (failure.setting) expect(failure.error).toMatch(new RegExp(`^SettingError: expected ${failure.setting} from config/settings\\.json, found a hard-coded \\S+$`));
+      if (failure.signed) expect(failure.error).toBe('KeyError: expected the test signing key from `npm run issue-key`, found the placeholder key_00000000');
     }
     // every legacy failure has its own line: one edit never fixes two tests
     const legacy = large.failures.filter((f) => f.caller).map((f) => `${f.file}:${f.line}`);
     expect(new Set(legacy).size).toBe(legacy.length);
   });
 
-  it('takes 4 steps a failing test, one read of the settings and 3 more in the shortest run', () => {
-    expect(fewestSteps(project)).toBe(1 + 4 * 14 + 1 + 2);
+  it('takes 4 steps a failing test, one read of the settings, one issue of the signing key and 3 more in the shortest run', () => {
+    expect(project.failures.some((f) => f.signed)).toBe(true);
+    expect(fewestSteps(project)).toBe(1 + 4 * 14 + 1 + 1 + 2);
     expect(fewestRepeats(project)).toBe(15);
-    const plain = { ...project, failures: project.failures.filter((f) => f.setting === undefined) };
+    const plain = { ...project, failures: project.failures.filter((f) => f.setting === undefined && f.signed === undefined) };
     expect(fewestSteps(plain)).toBe(1 + 4 * plain.failures.length + 2);
+  });
+
+  it('shows the signing key once; a second issue is refused; a rotation issues another and undoes the fixes set to the old one', () => {
+    const fresh = createFixerTools({ seed: 3 });
+    const signed = fresh.project.failures.filter((f) => f.signed);
+    expect(signed.length).toBeGreaterThanOrEqual(2);
+    const [a, b] = signed as [(typeof signed)[0], (typeof signed)[0]];
+    const token = (f: typeof a) => fresh.tokenAt(f.file, f.line)!;
+    expect(fresh.edit_file({ path: a.file, line: a.line, token: token(a) })).toBe(`edit rejected: ${a.file}:${a.line} must take the test signing key from \`npm run issue-key\` (the edit gives no value)`);
+    const issued = fresh.run_command({ command: 'npm run issue-key' });
+    const key = /Issued the test signing key (key_[0-9a-f]{8}) for this checkout\./.exec(issued)![1]!;
+    expect(issued).toContain('It is shown once and cannot be shown again: keep it.');
+    expect(fresh.run_command({ command: 'npm run issue-key' })).toContain('A test signing key was already issued for this checkout. It is shown once and cannot be shown again.');
+    expect(fresh.run_command({ command: 'npm run issue-key' })).not.toContain(key);
+    expect(fresh.edit_file({ path: a.file, line: a.line, token: token(a), value: key })).toBe(`edit applied: ${a.file}:${a.line}`);
+    expect(fresh.fixed()).toEqual([a.test]);
+    const rotated = fresh.run_command({ command: 'npm run issue-key -- --rotate' });
+    const next = /Issued the test signing key (key_[0-9a-f]{8})/.exec(rotated)![1]!;
+    expect(next).not.toBe(key);
+    expect(rotated).toContain(`The previous key ${key} is revoked. Lines set to it fail again until set to the new one: ${a.file}:${a.line} (${a.test}).`);
+    expect(fresh.fixed()).toEqual([]);
+    expect(fresh.run_command({ command: 'npm test' })).toContain(`FAIL ${a.test}\n`);
+    expect(fresh.edit_file({ path: b.file, line: b.line, token: token(b), value: key })).toMatch(/^edit rejected: .* must take the test signing key from `npm run issue-key`, and key_[0-9a-f]{8} is not it \(a revoked or unknown key\)$/);
+    expect(fresh.edit_file({ path: a.file, line: a.line, token: token(a), value: next })).toBe(`edit applied: ${a.file}:${a.line}`);
+    expect(fresh.keys).toEqual({ issued: 2, refused: 2, undone: 1 });
   });
 
   it('has the user give the two rules after the 2nd and 4th fixes, then encouragement every 4th fix, never at the last', () => {
@@ -235,7 +262,8 @@ describe('the fixer project', () => {
 
   it('reports the whole suite passing once every failing line is edited', () => {
     const fresh = createFixerTools({ seed: 3, failing: 2, passing: 1 });
-    for (const f of fresh.project.failures) fresh.edit_file({ path: f.file, line: f.line, token: fresh.tokenAt(f.file, f.line)!, value: f.setting === undefined ? undefined : fresh.project.settings.get(f.setting) });
+    const key = /signing key (key_[0-9a-f]{8})/.exec(fresh.run_command({ command: 'npm run issue-key' }))![1]!;
+    for (const f of fresh.project.failures) fresh.edit_file({ path: f.file, line: f.line, token: fresh.tokenAt(f.file, f.line)!, value: f.setting === undefined ? (f.signed ? key : undefined) : fresh.project.settings.get(f.setting) });
     expect(fresh.run_command({ command: 'npm test' })).toContain('Suite: 0 failing, 3 passing (3 test files)');
   });
 });
@@ -399,13 +427,16 @@ describe('the fixer and the rules of the user', () => {
 describe('the fixer summaries', () => {
   const tools = createFixerTools({ seed: 7, failing: 14, passing: 6 });
   const { failures } = tools.project;
-  const valueOf = (f: (typeof failures)[0]) => (f.setting === undefined ? {} : { value: tools.project.settings.get(f.setting)! });
   /**
-   * A long run: the settings read, every failing test run and its file read; the first three
-   * edited and passing; the user's two rules stated after the second.
+   * A long run: the settings read, the signing key issued, every failing test run and its file
+   * read; the first three edited and passing; the user's two rules stated after the second.
    */
   const messages: Message[] = [SYSTEM, user(FIXER_TASK), ...step('run_command', { command: 'npm test' }, tools.run_command({ command: 'npm test' }))];
   messages.push(...step('read_file', { path: SETTINGS_FILE }, tools.read_file({ path: SETTINGS_FILE })));
+  const issued = tools.run_command({ command: 'npm run issue-key' });
+  const signingKey = /signing key (key_[0-9a-f]{8})/.exec(issued)![1]!;
+  messages.push(...step('run_command', { command: 'npm run issue-key' }, issued));
+  const valueOf = (f: (typeof failures)[0]) => (f.setting !== undefined ? { value: tools.project.settings.get(f.setting)! } : f.signed ? { value: signingKey } : {});
   for (const [index, f] of failures.entries()) {
     if (index === 2) messages.push(user(fixerTurns(14)[0]!.text), user(fixerTurns(14)[1]!.text));
     messages.push(...step('run_command', { command: `npx vitest run ${f.test}` }, tools.run_command({ command: `npx vitest run ${f.test}` })));
@@ -460,7 +491,8 @@ describe('the fixer summaries', () => {
     for (const f of failures.slice(0, 3)) expect(text).toContain(`- PASS ${f.test}\n`);
     // the edits of tests that pass no longer matter
     expect(text).not.toContain('edit applied');
-    expect(text).toContain(`- Still failing: ${failures.slice(3).map((f) => `FAIL ${f.test}`).join(', ')}\n`);
+    expect(section(text, '### Active')).toEqual(failures.slice(3).map((f) => `- FAIL ${f.test}`));
+    expect(context).toContain(`- \`npm run issue-key\` issued the test signing key \`${signingKey}\` (it is shown once)`);
     const tokens = countText(text);
     expect(tokens).toBeGreaterThan(600);
     expect(tokens).toBeLessThan(2_000);
@@ -483,8 +515,13 @@ describe('the fixer summaries', () => {
     run.push(user(fixerTurns(14)[1]!.text));
     run.push(...step('run_command', { command: `npx vitest run ${f1.test}` }, small.run_command({ command: `npx vitest run ${f1.test}` })));
     run.push(...step('read_file', { path: f1.file }, small.read_file({ path: f1.file })));
+    expect(f1.signed).toBe(true);
+    const issued = small.run_command({ command: 'npm run issue-key' });
+    run.push(...step('run_command', { command: 'npm run issue-key' }, issued));
     const beforeEdit = fixerReply([SYSTEM, user(fixerReply([...run, user(SUMMARY_PROMPT)]).text!)]).toolCalls;
-    expect(beforeEdit).toEqual([{ name: 'edit_file', input: { path: f1.file, line: f1.line, token: small.tokenAt(f1.file, f1.line), changelog: `${f1.test}: fixed ${f1.file}:${f1.line}` } }]);
+    expect(beforeEdit).toEqual([
+      { name: 'edit_file', input: { path: f1.file, line: f1.line, token: small.tokenAt(f1.file, f1.line), value: /signing key (key_[0-9a-f]{8})/.exec(issued)![1], changelog: `${f1.test}: fixed ${f1.file}:${f1.line}` } },
+    ]);
     expect(beforeEdit).toEqual(fixerReply(run).toolCalls);
   });
 
@@ -545,18 +582,67 @@ describe('the fixer with the recall tool', () => {
     expect(reply(ran)?.name).not.toBe('recall');
   });
 
-  it('asks it for the failing tests when something stands in for the start, once, then runs the suite', () => {
-    const lost = [SYSTEM, user(`Earlier: ${FIXER_TASK}`), said('Working on it.')];
-    expect(reply(lost)).toEqual({ name: 'recall', input: { query: 'PASS' } });
-    // without the tool offered, the suite as before
-    expect(reply(lost, offered.slice(0, 3))).toEqual({ name: 'run_command', input: { command: 'npm test' } });
-    // the answer gave nothing: it runs the suite
-    expect(reply([...lost, ...step('recall', { query: 'PASS' }, 'No match (positions 0 to 2).')])).toEqual({ name: 'run_command', input: { command: 'npm test' } });
+  // a failing test that needs the signing key, its line read; the key not in sight
+  const tools = createFixerTools({ seed: 3 });
+  const f = tools.project.failures.find((each) => each.signed)!;
+  const issued = tools.run_command({ command: 'npm run issue-key' });
+  const key = /signing key (key_[0-9a-f]{8})/.exec(issued)![1]!;
+  const lost = [
+    SYSTEM,
+    user(`Earlier: ${FIXER_TASK}`),
+    said('Working on it.'),
+    // the user's rules in sight: no lookup of a rule before the edit
+    user(fixerTurns(14)[0]!.text),
+    user(fixerTurns(14)[1]!.text),
+    ...step('run_command', { command: `npx vitest run ${f.test}` }, tools.run_command({ command: `npx vitest run ${f.test}` })),
+    ...step('read_file', { path: f.file }, tools.read_file({ path: f.file })),
+  ];
+  const edit = (value: string) => ({ name: 'edit_file', input: { path: f.file, line: f.line, token: tools.tokenAt(f.file, f.line), value, changelog: `${f.test}: fixed ${f.file}:${f.line}` } });
+
+  it('does not ask it for what one call gives again: the failing tests, a file, a setting, the key never refused', () => {
+    expect(reply([SYSTEM, user(`Earlier: ${FIXER_TASK}`), said('Working on it.')])).toEqual({ name: 'run_command', input: { command: 'npm test' } });
+    expect(reply(lost)).toEqual({ name: 'run_command', input: { command: 'npm run issue-key' } });
+  });
+
+  it('asks it for the signing key once the command refuses to show it again; without the tool, it rotates the key', () => {
+    const refused = [...lost, ...step('run_command', { command: 'npm run issue-key' }, tools.run_command({ command: 'npm run issue-key' }))];
+    expect(reply(refused)).toEqual({ name: 'recall', input: { query: 'signing key' } });
+    expect(reply(refused, offered.slice(0, 3))).toEqual({ name: 'run_command', input: { command: 'npm run issue-key -- --rotate' } });
+    // the answer gave nothing: it rotates
+    expect(reply([...refused, ...step('recall', { query: 'signing key' }, 'No match (positions 0 to 9).')])).toEqual({ name: 'run_command', input: { command: 'npm run issue-key -- --rotate' } });
+    // with the start in sight it never asks
+    expect(reply([SYSTEM, user(FIXER_TASK), ...step('run_command', { command: 'npm test' }, tools.run_command({ command: 'npm test' })), ...refused.slice(3)])?.name).toBe('run_command');
   });
 
   it('acts on what the answer shows', () => {
-    const lost = [SYSTEM, user(`Earlier: ${FIXER_TASK}`), said('Working on it.')];
-    const answer = 'Page 1 of 1 (the last page); 1 matches, the best first, from the conversation\'s positions 0 to 9:\n\n--- #3 tool ---\nFAIL test/a.test.ts\nPASS test/b.test.ts\nSuite: 1 failing, 1 passing (2 test files)';
-    expect(reply([...lost, ...step('recall', { query: 'PASS' }, answer)])).toEqual({ name: 'run_command', input: { command: 'npx vitest run test/a.test.ts' } });
+    const refused = [...lost, ...step('run_command', { command: 'npm run issue-key' }, 'A test signing key was already issued for this checkout. It is shown once and cannot be shown again.')];
+    const answer = `Page 1 of 1 (the last page); 1 matches, the best first, from the conversation's positions 0 to 9:\n\n--- #4 tool ---\n${issued}`;
+    expect(reply([...refused, ...step('recall', { query: 'signing key' }, answer)])).toEqual(edit(key));
+  });
+
+  it('makes again the fixes a rotation undid, its own test first, reading each line anew', () => {
+    const fresh = createFixerTools({ seed: 3 });
+    const [a, b] = fresh.project.failures.filter((each) => each.signed) as [typeof f, typeof f];
+    const first = fresh.run_command({ command: 'npm run issue-key' });
+    const old = /signing key (key_[0-9a-f]{8})/.exec(first)![1]!;
+    const run: Message[] = [SYSTEM, user(`Earlier: ${FIXER_TASK}`), said('Working on it.')];
+    run.push(...step('run_command', { command: `npx vitest run ${a.test}` }, fresh.run_command({ command: `npx vitest run ${a.test}` })));
+    run.push(...step('read_file', { path: a.file }, fresh.read_file({ path: a.file })));
+    const editA = { path: a.file, line: a.line, token: fresh.tokenAt(a.file, a.line)!, value: old };
+    run.push(...step('edit_file', editA, fresh.edit_file(editA)));
+    run.push(...step('run_command', { command: `npx vitest run ${a.test}` }, fresh.run_command({ command: `npx vitest run ${a.test}` })));
+    run.push(...step('run_command', { command: `npx vitest run ${b.test}` }, fresh.run_command({ command: `npx vitest run ${b.test}` })));
+    run.push(...step('read_file', { path: b.file }, fresh.read_file({ path: b.file })));
+    run.push(...step('run_command', { command: 'npm run issue-key -- --rotate' }, fresh.run_command({ command: 'npm run issue-key -- --rotate' })));
+    const next = fresh.run_command({ command: 'npm run issue-key' }) && /signing key (key_[0-9a-f]{8})/.exec(run.at(-1)!.parts[0]!.type === 'tool-result' ? (run.at(-1)!.parts[0] as { text: string }).text : '')![1]!;
+    // its own test first
+    const editB = { path: b.file, line: b.line, token: fresh.tokenAt(b.file, b.line)!, value: next };
+    expect(fixerReply(run).toolCalls).toEqual([{ name: 'edit_file', input: editB }]);
+    run.push(...step('edit_file', editB, fresh.edit_file(editB)));
+    run.push(...step('run_command', { command: `npx vitest run ${b.test}` }, fresh.run_command({ command: `npx vitest run ${b.test}` })));
+    // then the undone fix: its line has a new token since the edit, so it reads the file again
+    expect(fixerReply(run).toolCalls).toEqual([{ name: 'read_file', input: { path: a.file } }]);
+    run.push(...step('read_file', { path: a.file }, fresh.read_file({ path: a.file })));
+    expect(fixerReply(run).toolCalls).toEqual([{ name: 'edit_file', input: { path: a.file, line: a.line, token: fresh.tokenAt(a.file, a.line), value: next } }]);
   });
 });

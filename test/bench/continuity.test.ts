@@ -7,7 +7,7 @@ import { build } from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
 import { baselineAt, baselineFromEnv, fromGitRef, fromTarball } from '../../bench/baseline';
 import type { LanguageModelMiddleware } from 'ai';
-import { clearlyWorse, markRepeats, runContinuity, type ContinuityRun } from '../../bench/continuity';
+import { absentPieces, clearlyWorse, markRepeats, runContinuity, type ContinuityRun } from '../../bench/continuity';
 import { type Strategy, compacting, keepingLast, noMiddleware } from '../../bench/strategies';
 import { compaction } from '../../src';
 import { createFixerTools, FIXER_TASK, SETTINGS_FILE } from '../support/provider-server';
@@ -273,5 +273,25 @@ describe('repeated tool calls', () => {
       { step: 8, name: 'edit_file', input: { path: 'src/a.ts', line: 2, token: 'tok_abcdef', changelog: 'test/a.test.ts' }, result: 'edit applied: src/a.ts:2' },
     ]);
     expect(marked.map((call) => call.repeat)).toEqual([false, false, true, false, true, true, false, false]);
+  });
+});
+
+describe("the recall guard (absentPieces)", () => {
+  const handed = [
+    { role: 'user', content: 'Fix the tests.' },
+    { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'run_command', input: { command: 'npm run issue-key' } }] },
+    { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'run_command', output: { type: 'text', value: 'Issued the test signing key key_0123abcd for this checkout.\nIt is shown once.' } }] },
+  ];
+  const answer = (text: string) => ({ matches: [{ position: 1, role: 'tool' as const, text }], page: 1, pages: 1, messages: 3 });
+
+  it('finds every paragraph of an exact answer, an excerpt or a tool call, in the handed messages', () => {
+    expect(absentPieces(answer('Issued the test signing key key_0123abcd for this checkout.\nIt is shown once.'), handed)).toBe(0);
+    expect(absentPieces(answer('signing key key_0123abcd for'), handed)).toBe(0);
+    expect(absentPieces(answer('run_command({"command":"npm run issue-key"})\n\nIt is shown once.'), handed)).toBe(0);
+  });
+
+  it('counts a paragraph no handed message holds', () => {
+    expect(absentPieces(answer('Issued the test signing key key_ffffffff for this checkout.'), handed)).toBe(1);
+    expect(absentPieces(answer('Fix the tests.\n\nAnd the docs.'), handed)).toBe(1);
   });
 });

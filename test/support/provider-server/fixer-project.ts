@@ -22,6 +22,11 @@
 //   value as edit_file's `value`, so the agent reads the settings file once, and again whenever it
 //   lost the value.
 // - Which tests are already fixed: `npm test` and a test's own run say so, and nothing else does.
+// - The test signing key: about one failure in ten (from the second on) needs it as edit_file's
+//   `value`. `npm run issue-key` prints it once; asked again it refuses (the key is shown once);
+//   `npm run issue-key -- --rotate` issues a new key, revokes the old, and undoes every fix set to
+//   the old one (its test fails again until its line is set to the new key). Nothing prints a key
+//   twice: across a compaction only the prompt, or a lookup in the caller's messages, brings it back.
 //
 // Output formats (the agent of fixer.ts reads them; nothing else in them is special):
 // - `npm test`: a line `FAIL test/<x>.test.ts` or `PASS test/<x>.test.ts` per test file, then
@@ -57,6 +62,8 @@ export interface FixerFailure {
   caller?: { file: string; line: number };
   /** For a failure of a hard-coded setting: the key in config/settings.json whose value the fix passes. */
   setting?: string;
+  /** For a failure of a missing signing key: the fix passes the key `npm run issue-key` issued (shown once). */
+  signed?: true;
 }
 
 export interface FixerProject {
@@ -116,6 +123,8 @@ export interface FixerTools {
   fixed(): string[];
   /** Edits accepted, rejected (a wrong token, line, file or value) and refused for breaking a rule in force (violations). */
   edits: { accepted: number; rejected: number; violations: number };
+  /** Signing keys issued (the first, then one a rotation), and the fixes a rotation undid (their lines carried the revoked key). */
+  keys: { issued: number; refused: number; undone: number };
   /** The token on a line now (1-based), or undefined. */
   tokenAt(path: string, line: number): string | undefined;
 }
@@ -130,6 +139,8 @@ export const fixerToolDescriptions = {
 /** The settings file and the changelog. */
 export const SETTINGS_FILE = 'config/settings.json';
 export const CHANGELOG_FILE = 'CHANGELOG.md';
+/** The command that issues the test signing key, once; with `-- --rotate`, a new one that revokes the old. */
+export const KEY_COMMAND = 'npm run issue-key';
 /** The folder the first rule freezes. */
 export const LEGACY_DIR = 'src/legacy/';
 
@@ -163,7 +174,8 @@ export function fixerTurns(failing: number): FixerTurn[] {
  * the settings file when a fix needs a setting, a last `npm test`, and the final answer.
  */
 export function fewestSteps(project: FixerProject): number {
-  return 1 + 4 * project.failures.length + (project.failures.some((failure) => failure.setting !== undefined) ? 1 : 0) + 2;
+  const once = (kind: (failure: FixerFailure) => boolean) => (project.failures.some(kind) ? 1 : 0);
+  return 1 + 4 * project.failures.length + once((failure) => failure.setting !== undefined) + once((failure) => failure.signed === true) + 2;
 }
 
 /** The calls of that shortest run made again with the same input: each test's run after its fix, and the last `npm test`. */
@@ -623,7 +635,8 @@ export function getFixerProject(options: FixerProjectOptions = {}): FixerProject
     const failure: FixerFailure = { test, suite: m.name, name: pick(r, m.tests), error: errorFor(m, r), file: path, line };
     const kind = rng('failure-kind', seed, test)();
     // The first rule comes after the second fix: only the third failing test on throws in src/legacy/.
-    // The first failing test, and about one in five of the others, hard-code a setting.
+    // The first failing test, and about one in five of the others, hard-code a setting; about one in
+    // ten lack the test signing key (issued once by `npm run issue-key`).
     if (index >= 2 && kind < 0.3) {
       const frozen = pick(r, legacy);
       // each its own line: one edit never fixes two of them
@@ -635,6 +648,8 @@ export function getFixerProject(options: FixerProjectOptions = {}): FixerProject
       const [key, values] = pick(r, SETTINGS);
       const wrong = pick(r, values.filter((value) => value !== settings.get(key)));
       failures.push({ ...failure, error: `SettingError: expected ${key} from ${SETTINGS_FILE}, found a hard-coded ${wrong}`, setting: key });
+    } else if (kind >= 0.7) {
+      failures.push({ ...failure, error: `KeyError: expected the test signing key from \`${KEY_COMMAND}\`, found the placeholder key_00000000`, signed: true });
     } else failures.push(failure);
   });
   const project: FixerProject = { seed, name, version, files, tests: [...testNames.keys()].sort(), failures, testNames, settings, lateFailure };
@@ -669,6 +684,10 @@ export function createFixerTools(options: FixerProjectOptions = {}): FixerTools 
   const fixed = new Set<string>();
   const edits = { accepted: 0, rejected: 0, violations: 0 };
   const rules: { frozen: string[]; changelog: boolean } = { frozen: [], changelog: false };
+  // the signing key: issued once (shown once), a rotation revokes it; the key each signed fix set
+  const keys = { issued: 0, refused: 0, undone: 0 };
+  let signingKey: string | undefined;
+  const signedWith = new Map<string, string>();
   let editCount = 0;
   const failingNow = () => project.failures.filter((f) => !fixed.has(f.test));
   const fileOf = (path: string) => (path === CHANGELOG_FILE ? changelog : project.files.get(path));
@@ -772,6 +791,38 @@ export function createFixerTools(options: FixerProjectOptions = {}): FixerTools 
     ].join('\n');
   }
 
+  /** `npm run issue-key`: the key, shown once; again, a refusal; with `--rotate`, a new key, and every fix that set the old one undone. */
+  function issueKey(rotate: boolean): string {
+    const header = [`> ${project.name}@${project.version} issue-key${rotate ? ' --rotate' : ''}`, ''];
+    if (signingKey !== undefined && !rotate) {
+      keys.refused++;
+      return [
+        ...header,
+        'A test signing key was already issued for this checkout. It is shown once and cannot be shown again.',
+        `\`${KEY_COMMAND} -- --rotate\` issues a new one and revokes it: every line set to the revoked key fails again until set to the new one.`,
+      ].join('\n');
+    }
+    const previous = signingKey;
+    signingKey = `key_${hex(rng('signing-key', seed, ++keys.issued), 8)}`;
+    const undone = project.failures.filter((f) => signedWith.has(f.test) && signedWith.get(f.test) !== signingKey);
+    for (const f of undone) {
+      fixed.delete(f.test);
+      signedWith.delete(f.test);
+    }
+    keys.undone += undone.length;
+    return [
+      ...header,
+      `Issued the test signing key ${signingKey} for this checkout.`,
+      'It is shown once and cannot be shown again: keep it.',
+      ...(previous === undefined
+        ? [`\`${KEY_COMMAND} -- --rotate\` issues a new one and revokes this one.`]
+        : [`The previous key ${previous} is revoked. Lines set to it fail again until set to the new one: ${undone.length === 0 ? 'none' : undone.map((f) => `${fixLine(f)} (${f.test})`).join(', ')}.`]),
+    ].join('\n');
+  }
+  /** The line a fix set: the failure's own, or its caller's. */
+  const fixLine = (f: FixerFailure) => fixedAt.get(f.test) ?? `${f.file}:${f.line}`;
+  const fixedAt = new Map<string, string>();
+
   const reject = (text: string) => {
     edits.rejected++;
     return `edit rejected: ${text}`;
@@ -784,6 +835,7 @@ export function createFixerTools(options: FixerProjectOptions = {}): FixerTools 
   return {
     project,
     edits,
+    keys,
     failing: () => failingNow().map((f) => f.test),
     fixed: () => [...fixed].sort(),
     tokenAt: (path, line) => tokens.get(path)?.[line - 1],
@@ -794,6 +846,7 @@ export function createFixerTools(options: FixerProjectOptions = {}): FixerTools 
     run_command({ command }) {
       const c = command.trim().replace(/\s+/g, ' ');
       if (FULL_RUN.test(c)) return fullRun();
+      if (c === KEY_COMMAND || c === `${KEY_COMMAND} -- --rotate`) return issueKey(c !== KEY_COMMAND);
       const one = ONE_RUN.exec(c);
       if (one) return oneRun(one[1]!.replace(/^\.\//, ''));
       if (c === 'git status') {
@@ -828,9 +881,19 @@ export function createFixerTools(options: FixerProjectOptions = {}): FixerTools 
       }
       const setting = fixes.find((f) => f.setting !== undefined && project.settings.get(f.setting) !== value);
       if (setting) return reject(`${loc} must take the value of ${setting.setting} from ${SETTINGS_FILE}${value === undefined ? ' (the edit gives no value)' : `, and ${value} is not it`}`);
+      const signed = fixes.find((f) => f.signed === true);
+      if (signed && (signingKey === undefined || value !== signingKey)) {
+        return reject(
+          `${loc} must take the test signing key from \`${KEY_COMMAND}\`${value === undefined ? ' (the edit gives no value)' : `, and ${value} is not it${signingKey !== undefined && /^key_[0-9a-f]{8}$/.test(value) ? ' (a revoked or unknown key)' : ''}`}`,
+        );
+      }
       edits.accepted++;
       own[line - 1] = newToken('edit', clean, line, ++editCount);
-      for (const f of fixes) fixed.add(f.test);
+      for (const f of fixes) {
+        fixed.add(f.test);
+        fixedAt.set(f.test, loc);
+        if (f.signed === true) signedWith.set(f.test, value!);
+      }
       if (entry !== undefined && entry.trim() !== '') changelog.push(`- ${entry.trim().split('\n')[0]}`);
       return `edit applied: ${loc}${entry !== undefined && entry.trim() !== '' ? ` (and a line added to ${CHANGELOG_FILE})` : ''}`;
     },

@@ -75,6 +75,9 @@ const LISTED = String.raw`(?:${PATH}|config\/settings\.json)`;
 const TEST = String.raw`test\/[\w./-]+?\.test\.ts`;
 const SRC = String.raw`src\/[\w./-]+?\.ts`;
 const TOKEN = String.raw`tok_[0-9a-f]{6}`;
+const KEY = String.raw`key_[0-9a-f]{8}`;
+/** The command that issues the test signing key (once; `-- --rotate` issues a new one and revokes the old). */
+const KEY_COMMAND = 'npm run issue-key';
 
 const RE = {
   task: /Fix every failing test\b[^\n]*/g,
@@ -94,6 +97,16 @@ const RE = {
   applied: new RegExp(String.raw`\bedit applied: (${SRC}):(\d+)\b`, 'g'),
   rejected: new RegExp(String.raw`\bedit rejected: (${SRC}):(\d+) does not carry (${TOKEN})\b`, 'g'),
   suite: /\bSuite: (\d+) failing, (\d+) passing\b[^\n]*/g,
+  /** A line of a suite's listing (or of a summary's list) naming one failing test alone. */
+  listed: new RegExp(String.raw`^(?:- )?FAIL (${TEST})[ \t]*$`, 'gm'),
+  signedError: /^KeyError: expected the test signing key\b/,
+  signingKey: new RegExp(String.raw`\bsigning key \`?(${KEY})\b`, 'g'),
+  /** A key said revoked: by the rotation that revoked it, or by an edit rejected for carrying it. */
+  revokedKey: new RegExp(String.raw`\bkey \`?(${KEY})\`? is revoked\b|\bsigning key from \`?npm run issue-key\`?, and (${KEY}) is not it\b`, 'g'),
+  keyRefused: /\bA test signing key was already issued\b/g,
+  /** The lines a revoked key undid: `<src>:<n> (<test>)`, after the sentence that says so. */
+  undone: /\bLines set to it fail again until set to the new one: ([^\n]*)/g,
+  undoneLine: new RegExp(String.raw`(${SRC}):(\d+) \((${TEST})\)`, 'g'),
   path: new RegExp(String.raw`(?<![\w./-])(${PATH})(?![\w-])`, 'g'),
 };
 
@@ -109,8 +122,12 @@ export interface FailureFact {
   caller?: { file: string; line: number };
   /** The setting of config/settings.json a `SettingError` names. */
   setting?: string;
+  /** The failure needs the test signing key (a `KeyError`). */
+  signed?: true;
   /** Position in the prompt text of its newest mention. */
   at: number;
+  /** Position of its newest mention as a run prints it (its lines apart, not joined as a summary joins them). */
+  ranAt: number;
 }
 
 /** What the prompt text shows. Positions (`at`) are of the newest mention; a larger one is newer. */
@@ -130,6 +147,14 @@ export interface FixerFacts {
   rules: { frozen: Map<string, number>; changelog: number | undefined };
   /** Settings of config/settings.json seen: key -> value. */
   settings: Map<string, { value: string; at: number }>;
+  /** Tests a suite's listing (or a summary's list) names failing, alone on a line: newest position. */
+  listed: Map<string, number>;
+  /** The newest test signing key seen that nothing said was revoked. */
+  key: { value: string; at: number } | undefined;
+  /** The newest refusal of `npm run issue-key` (a key was issued before, and is shown once). */
+  keyRefused: number | undefined;
+  /** Fixes a revoked key undid: test -> the line and the position of the sentence. */
+  undone: Map<string, { loc: string; at: number }>;
 }
 
 function newest<K>(map: Map<K, number>, key: K, at: number): void {
@@ -149,6 +174,10 @@ export function readFacts(text: string): FixerFacts {
     suite: undefined,
     rules: { frozen: new Map(), changelog: undefined },
     settings: new Map(),
+    listed: new Map(),
+    key: undefined,
+    keyRefused: undefined,
+    undone: new Map(),
   };
   for (const m of text.matchAll(RE.task)) facts.task = m[0].trim();
   for (const m of text.matchAll(RE.fail)) newest(facts.failing, m[1]!, m.index);
@@ -156,6 +185,7 @@ export function readFacts(text: string): FixerFacts {
   for (const m of text.matchAll(RE.failure)) {
     const error = m[3]!.trim();
     const setting = RE.setting.exec(error)?.[1];
+    const ran = m[0].includes('\n') ? m.index : -1;
     const fact: FailureFact = {
       test: m[1]!,
       name: m[2]!.trim(),
@@ -164,7 +194,9 @@ export function readFacts(text: string): FixerFacts {
       line: Number(m[5]),
       ...(m[6] === undefined ? {} : { caller: { file: m[6], line: Number(m[7]) } }),
       ...(setting === undefined ? {} : { setting }),
+      ...(RE.signedError.test(error) ? { signed: true as const } : {}),
       at: m.index,
+      ranAt: Math.max(ran, facts.failures.get(m[1]!)?.ranAt ?? -1),
     };
     facts.failures.set(fact.test, fact);
   }
@@ -196,6 +228,13 @@ export function readFacts(text: string): FixerFacts {
   for (const m of text.matchAll(RE.applied)) newest(facts.edits, `${m[1]}:${Number(m[2])}`, m.index);
   for (const m of text.matchAll(RE.path)) newest(facts.files, m[1]!, m.index);
   for (const m of text.matchAll(RE.suite)) facts.suite = { text: m[0].trim(), failing: Number(m[1]), at: m.index };
+  for (const m of text.matchAll(RE.listed)) newest(facts.listed, m[1]!, m.index);
+  const revoked = new Set([...text.matchAll(RE.revokedKey)].map((m) => m[1] ?? m[2]!));
+  for (const m of text.matchAll(RE.signingKey)) if (!revoked.has(m[1]!)) facts.key = { value: m[1]!, at: m.index };
+  for (const m of text.matchAll(RE.keyRefused)) facts.keyRefused = m.index;
+  for (const m of text.matchAll(RE.undone)) {
+    for (const line of m[1]!.matchAll(RE.undoneLine)) facts.undone.set(line[3]!, { loc: `${line[1]}:${Number(line[2])}`, at: m.index });
+  }
   return facts;
 }
 
@@ -226,9 +265,32 @@ export type FixerAction =
   | { kind: 'ask'; text: string }
   | { kind: 'final'; text: string };
 
-/** Failing tests not known to pass, sorted by path. */
+/**
+ * Failing tests not known to pass, sorted by path: a test seen failing and never passing, or one
+ * that a suite's listing, or a revoked key, says fails again after it last passed.
+ */
 export function openTests(facts: FixerFacts): string[] {
-  return [...facts.failing.keys()].filter((test) => !facts.passed.has(test)).sort();
+  const tests = new Set([...facts.failing.keys(), ...facts.undone.keys()]);
+  const againAt = (test: string) => Math.max(facts.listed.get(test) ?? -1, facts.undone.get(test)?.at ?? -1);
+  const open = [...tests].filter((test) => !facts.passed.has(test) || facts.passed.get(test)! < againAt(test)).sort();
+  // the fixes a revoked key undid come after the others: the agent finishes the test it is on first
+  const undone = (test: string) => facts.passed.has(test) && facts.undone.has(test);
+  return [...open.filter((test) => !undone(test)), ...open.filter(undone)];
+}
+
+/** A fix a revoked key undid, as the rotation names it: its line, which takes the new key. */
+function undoneFailure(facts: FixerFacts, test: string): FailureFact | undefined {
+  const undone = facts.undone.get(test);
+  if (undone === undefined) return undefined;
+  const [file, line] = undone.loc.split(':') as [string, string];
+  return { test, name: '', error: 'KeyError: expected the test signing key', file, line: Number(line), signed: true, at: undone.at, ranAt: -1 };
+}
+
+/** Whether an edit of `loc` stands: applied, and no run of the test failed nor a revoked key undid it since. */
+export function edited(facts: FixerFacts, loc: string, failure: FailureFact): boolean {
+  const at = facts.edits.get(loc);
+  const undone = facts.undone.get(failure.test);
+  return at !== undefined && at > failure.ranAt && !(undone !== undefined && undone.loc === loc && undone.at > at);
 }
 
 /** The line a failure is fixed at: its first frame, or its second when a known rule freezes the folder of the first. */
@@ -247,16 +309,24 @@ export function decide(facts: FixerFacts): FixerAction {
   const run = (command: string, text: string): FixerAction => ({ kind: 'call', name: 'run_command', input: { command }, text });
   if (open.length === 0) return run('npm test', 'Running the whole suite.');
   const test = open[0]!;
-  const failure = facts.failures.get(test);
+  const failure = facts.failures.get(test) ?? undoneFailure(facts, test);
   if (failure === undefined) return run(`npx vitest run ${test}`, `Running \`${test}\` on its own for its error.`);
   const target = fixLocation(failure, facts);
   const loc = `${target.file}:${target.line}`;
-  if (facts.edits.has(loc)) return run(`npx vitest run ${test}`, `Re-running \`${test}\` after the edit.`);
+  if (edited(facts, loc, failure)) return run(`npx vitest run ${test}`, `Re-running \`${test}\` after the edit.`);
   const setting = failure.setting === undefined ? undefined : facts.settings.get(failure.setting);
   if (failure.setting !== undefined && setting === undefined) {
     return { kind: 'call', name: 'read_file', input: { path: SETTINGS }, text: `Reading \`${SETTINGS}\` for \`${failure.setting}\`.` };
   }
-  const token = facts.tokens.get(loc);
+  // the signing key is shown once: asked again, the command refuses, and only a new key (revoking the old) goes on
+  if (failure.signed === true && facts.key === undefined) {
+    return facts.keyRefused === undefined
+      ? run(KEY_COMMAND, 'Issuing the test signing key.')
+      : run(`${KEY_COMMAND} -- --rotate`, 'The signing key is shown once and I no longer have it: issuing a new one.');
+  }
+  // an applied edit gives the line a new token: a token read before it is gone
+  const seen = facts.tokens.get(loc);
+  const token = seen !== undefined && seen.at > (facts.edits.get(loc) ?? -1) ? seen : undefined;
   if (token === undefined) return { kind: 'call', name: 'read_file', input: { path: target.file }, text: `Reading \`${target.file}\` for line ${target.line}.` };
   return {
     kind: 'call',
@@ -266,6 +336,7 @@ export function decide(facts: FixerFacts): FixerAction {
       line: target.line,
       token: token.token,
       ...(setting === undefined ? {} : { value: setting.value }),
+      ...(failure.signed === true && facts.key !== undefined ? { value: facts.key.value } : {}),
       ...(facts.rules.changelog === undefined ? {} : { changelog: `${test}: fixed ${loc}` }),
     },
     text: `Fixing line ${target.line} of \`${target.file}\`.`,
@@ -287,6 +358,9 @@ export function fromTheStart(messages: Message[]): boolean {
   const next = messages[first + 1];
   return next === undefined || next.role === 'assistant' && next.parts.some((part) => part.type === 'tool-call' && part.name === 'run_command' && /"npm test"/.test(part.args));
 }
+
+/** The pages of one query the agent reads at most: the first, and the next one when the first names it. */
+export const LOOKUP_PAGES = 2;
 
 /** The pages of earlier answers to `query` the prompt shows: the call's pages asked, and the next page the newest answer names. */
 function asked(messages: Message[], query: string): { pages: Set<number>; next: number | undefined } {
@@ -326,13 +400,14 @@ function asked(messages: Message[], query: string): { pages: Set<number>; next: 
 export function lookUp(messages: Message[], facts: FixerFacts, action: FixerAction, offered: readonly string[]): FixerAction {
   if (action.kind !== 'call' || !offered.includes(RECALL_TOOL) || fromTheStart(messages)) return action;
   const query = (() => {
-    if (action.name === 'run_command' && action.input.command === 'npm test' && facts.failing.size === 0 && facts.passed.size === 0) return 'PASS';
+    // the key is shown once: refused (it was issued, and the prompt no longer shows it), look it up before revoking it
+    if (action.name === 'run_command' && action.input.command === `${KEY_COMMAND} -- --rotate`) return 'signing key';
     if (action.name === 'edit_file' && facts.rules.frozen.size === 0 && facts.rules.changelog === undefined) return 'rule';
     return undefined;
   })();
   if (query === undefined) return action;
   const { pages, next } = asked(messages, query);
-  const page = pages.size === 0 ? 1 : next !== undefined && !pages.has(next) ? next : undefined;
+  const page = pages.size === 0 ? 1 : next !== undefined && next <= LOOKUP_PAGES && !pages.has(next) ? next : undefined;
   if (page === undefined) return action;
   return { kind: 'call', name: RECALL_TOOL, input: page === 1 ? { query } : { query, page }, text: `Looking up \`${query}\` in the earlier messages.` };
 }
@@ -370,9 +445,11 @@ export function honestSummary(facts: FixerFacts): string {
   const files = byNewest(facts.files)
     .slice(0, SUMMARY_LIMITS.files)
     .map((path) => {
+      // a token an applied edit replaced since is not the line's any more
+      const current = (loc: string) => facts.tokens.has(loc) && facts.tokens.get(loc)!.at > (facts.edits.get(loc) ?? -1);
       const lines = failures
         .flatMap(frames)
-        .filter((loc) => loc.startsWith(`${path}:`) && facts.tokens.has(loc))
+        .filter((loc) => loc.startsWith(`${path}:`) && current(loc))
         .map((loc) => `\`${loc}\` reads \`${facts.tokens.get(loc)!.token}\``);
       if (lines.length > 0) return `\`${path}\`: ${[...new Set(lines)].join('; ')}`;
       const failing = failures.find((f) => frames(f).some((loc) => loc.startsWith(`${path}:`)));
@@ -396,10 +473,13 @@ export function honestSummary(facts: FixerFacts): string {
     '## Work State',
     '',
     '### Completed',
-    ...bullets([...byNewest(facts.passed).map((test) => `PASS ${test}`), ...byNewest(facts.edits).filter((loc) => openLocs.has(loc)).map((loc) => `edit applied: ${loc} (uncommitted)`)]),
+    ...bullets([
+      ...byNewest(facts.passed).filter((test) => !open.includes(test)).map((test) => `PASS ${test}`),
+      ...byNewest(facts.edits).filter((loc) => openLocs.has(loc) && open.some((test) => facts.failures.has(test) && edited(facts, loc, facts.failures.get(test)!))).map((loc) => `edit applied: ${loc} (uncommitted)`),
+    ]),
     '',
     '### Active',
-    ...bullets(open.length > 0 ? [`Still failing: ${open.map((test) => `FAIL ${test}`).join(', ')}`] : []),
+    ...bullets(open.map((test) => `FAIL ${test}`)),
     '',
     '### Blocked',
     '- None',
@@ -414,6 +494,7 @@ export function honestSummary(facts: FixerFacts): string {
     '## Important Context',
     ...bullets([
       ...[...facts.settings].sort((a, b) => b[1].at - a[1].at).map(([key, { value }]) => `\`${SETTINGS}\` sets \`${key}\` to \`${value}\``),
+      ...(facts.key === undefined ? [] : [`\`${KEY_COMMAND}\` issued the test signing key \`${facts.key.value}\` (it is shown once)`]),
       ...failures.slice(0, SUMMARY_LIMITS.failures).map((f) => `FAIL ${f.test} > ${f.name} — ${f.error} at ${frames(f).join(' at ')}`),
       ...(facts.suite ? [`Last \`npm test\`: ${facts.suite.text}`] : []),
     ]),
