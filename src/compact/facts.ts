@@ -130,6 +130,8 @@ export async function gatherFacts(engine: Engine, view: StepView, model: Model, 
   // Over a trigger under the window's ceiling the step may still prepare (policy.ts, rule `over-trigger`).
   if (settings.prepare !== false && (!atLimit || (windowCeiling !== undefined && limit < windowCeiling && size < windowCeiling))) {
     facts.prepared = await alreadyPrepared(engine, view, from, end);
+    // Under a trigger below the window's ceiling a step prepares before the trigger: a hold on the conversation counts there too.
+    if (!atLimit && windowCeiling !== undefined && limit < windowCeiling && facts.catchUp === undefined) facts.held = await held(view, limit, window);
     facts.prepareFrom = preparingFrom(left, settings.prepare * limit, limit);
     facts.tailFits = plan.budget === undefined || plan.live + (limit - size) <= plan.budget.total;
   }

@@ -236,7 +236,7 @@ function ahead(facts: StepFacts): PrepareAction | undefined {
   if (start === undefined) return undefined;
   const { size, pace, summaryMs, ceiling } = facts;
   const trigger = dueAt(facts)!;
-  const rule = size + start.grown >= trigger ? 'step-ahead' : pace !== undefined && summaryMs !== undefined && summaryMs >= MEASURED_SUMMARY_MS && start.grown > 0 && timeLeft(pace, ceiling!, size) <= summaryMs ? 'timed' : undefined;
+  const rule = size >= trigger || size + start.grown >= trigger ? 'step-ahead' : pace !== undefined && summaryMs !== undefined && summaryMs >= MEASURED_SUMMARY_MS && start.grown > 0 && timeLeft(pace, ceiling!, size) <= summaryMs ? 'timed' : undefined;
   if (rule === undefined || !(start.whole || start.live)) return undefined;
   return { kind: 'start', rule, whole: start.whole, catchUp: false };
 }
@@ -245,6 +245,8 @@ function ahead(facts: StepFacts): PrepareAction | undefined {
 function unprepared(facts: StepFacts): { whole: boolean; live: boolean; grown: number } | undefined {
   // One summary in flight per conversation: nothing is started, nor superseded, while one is written.
   if (facts.writing !== undefined) return undefined;
+  // A hold stands (a failure, no progress, nothing older): nothing is compacted in the background either.
+  if (facts.held) return undefined;
   // Clearing needs no model call: nothing is prepared while it alone would bring the prompt under its target.
   if (facts.olderToCover && facts.clearing.meets) return undefined;
   // The most it grew in a step lately, or else what came since the provider's count.

@@ -117,6 +117,8 @@ describe('decideStep: what is prepared beside the step', () => {
     ['12,500 tokens, over the trigger at 12,000 and going out whole: its compaction beside it', { size: 12_500, trigger: 12_000, prepareFrom: 9_600 }, { kind: 'start', rule: 'step-ahead', whole: true, catchUp: false }],
     ['12,500 tokens over the trigger, a whole one prepared already', { size: 12_500, trigger: 12_000, prepared: { live: true, whole: true } }, undefined],
     ['12,500 tokens over the trigger, held (no progress)', { size: 12_500, trigger: 12_000, held: true }, undefined],
+    ['unmeasured: 11,800 growing 203 a step, the next step reaches the trigger, but a hold stands (a preparation failed)', { size: 11_800, trigger: 12_000, prepareFrom: 9_600, held: true, pace: { growth: 203, meanGrowth: 203, meanInterval: 0 } }, undefined],
+    ['12,500 tokens over the trigger at 12,000 after a step that shrank by 600: its compaction beside it all the same', { size: 12_500, trigger: 12_000, prepareFrom: 9_600, pace: { growth: -600, meanGrowth: -600, meanInterval: 0 } }, { kind: 'start', rule: 'step-ahead', whole: true, catchUp: false }],
     ['measured: 10,000 tokens, 35 s from the ceiling, a summary takes 14 s: not yet', { size: 10_000, trigger: 12_000, prepareFrom: 9_600, ...measured }, undefined],
     ['measured: 14,500 tokens, the trigger at 16,000, 12.5 s from the ceiling: timed to the ceiling', { size: 14_500, trigger: 16_000, prepareFrom: 12_800, ...measured }, { kind: 'start', rule: 'timed', whole: true, catchUp: false }],
   ];
