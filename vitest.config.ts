@@ -30,6 +30,9 @@ export default defineConfig({
   test: {
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // A page's state read by a poll (a browser test beside the rest of the suite on a busy machine):
+    // ten seconds, not vitest's one, before the poll fails.
+    expect: { poll: { timeout: 10_000 } },
     // At least two workers (vitest's default is one fewer than the cores: one on a 2-core machine,
     // where every file then waits for the Next.js example's browser test, which mostly waits for
     // its own processes). That test starts first, on a worker of its own; the rest runs beside it.

@@ -186,7 +186,10 @@ export interface CompactionOptions {
    * Share of the ceiling at which the next checkpoint is prepared in the background: the step that
    * reaches it goes out at once while its summary is written beside it, and the first step that
    * reaches the ceiling sends that checkpoint instead of waiting for a summary. It is held back
-   * until then. `false`: the step at the ceiling waits for its summary.
+   * until then. Under a trigger below the ceiling (`compactAt`), the share is not used: the whole
+   * compaction starts one step ahead of the trigger, and steps over the trigger go out whole (they
+   * fit the window) until its checkpoint is ready: one summary request a compaction.
+   * `false`: the step at the compaction point waits for its summary.
    * @default 0.8
    */
   prepare?: number | false;

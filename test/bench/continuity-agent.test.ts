@@ -634,7 +634,8 @@ describe('the fixer with the recall tool', () => {
     run.push(...step('run_command', { command: `npx vitest run ${b.test}` }, fresh.run_command({ command: `npx vitest run ${b.test}` })));
     run.push(...step('read_file', { path: b.file }, fresh.read_file({ path: b.file })));
     run.push(...step('run_command', { command: 'npm run issue-key -- --rotate' }, fresh.run_command({ command: 'npm run issue-key -- --rotate' })));
-    const next = fresh.run_command({ command: 'npm run issue-key' }) && /signing key (key_[0-9a-f]{8})/.exec(run.at(-1)!.parts[0]!.type === 'tool-result' ? (run.at(-1)!.parts[0] as { text: string }).text : '')![1]!;
+    // the rotation prints the new key
+    const next = /signing key (key_[0-9a-f]{8})/.exec(run.at(-1)!.parts[0]!.type === 'tool-result' ? (run.at(-1)!.parts[0] as { text: string }).text : '')![1]!;
     // its own test first
     const editB = { path: b.file, line: b.line, token: fresh.tokenAt(b.file, b.line)!, value: next };
     expect(fixerReply(run).toolCalls).toEqual([{ name: 'edit_file', input: editB }]);

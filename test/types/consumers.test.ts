@@ -27,7 +27,7 @@ beforeAll(async () => {
   await run(process.execPath, ['scripts/readme-snippets.mjs'], { cwd: ROOT });
 }, 60_000);
 
-describe.concurrent('the types a consumer sees', () => {
+describe('the types a consumer sees', () => {
   for (const project of ['tsconfig.ai6.json', 'tsconfig.ai7.json', 'tsconfig.readme.ai6.json', 'tsconfig.readme.ai7.json']) {
     it(`type-checks with test/types/${project}`, async () => {
       expect(await tsc(`test/types/${project}`)).toBe('');

@@ -38,9 +38,11 @@
 //    token on the line unknown -> `read_file`; else `edit_file` with that token, the setting's value
 //    when the failure names one, and a changelog line naming the test when that rule is known.
 // 5. with the recall tool offered and the start of the conversation out of sight (`fromTheStart`),
-//    before an `npm test` run for want of any known test -> `recall` `PASS`, and before an edit
-//    with no rule of the user known -> `recall` `rule` (each once while its answer is in sight,
-//    and its next pages); then as above with what the answer showed (`lookUp`).
+//    after `npm run issue-key` refused (the key is shown once) with no key in sight ->
+//    `recall` `signing key`, and before an edit with no rule of the user known -> `recall` `rule`
+//    (each once while its answer is in sight, and its next pages); then as above with what the
+//    answer showed (`lookUp`); without the tool, or when the answer shows no key, the key is
+//    rotated (`npm run issue-key -- --rotate`), which undoes the fixes set to the old key.
 //
 // Summary requests (the last message is a user message whose text starts
 // `You MUST summarize the conversation above` or `The previous response did not fill in the required
@@ -392,8 +394,8 @@ function asked(messages: Message[], query: string): { pages: Set<number>; next: 
 /**
  * With the recall tool offered and the start of the conversation out of sight, the agent asks it
  * for a fact it needs and does not see before producing that fact again, with the words it has: for
- * the failing tests, `PASS` (a suite run lists every test FAIL or PASS; a test's run after its fix
- * says PASS); for the user's rules, before an edit when it knows none, `rule`. (A setting, a line's
+ * the test signing key, after the command that shows it once refused, `signing key`; for the
+ * user's rules, before an edit when it knows none, `rule`. (The failing tests, a setting, a line's
  * token or a test's failure it produces again: one call gives it exactly, as a lookup would.) Each query once (and its next pages) while its answer is in sight; what the answer
  * does not give, it produces as before.
  */
