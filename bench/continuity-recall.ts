@@ -43,7 +43,7 @@ export interface RecallPiece {
   variant: Variant;
   /** The hand-written strategies in place of this middleware. */
   handWritten?: boolean;
-  /** This middleware told OpenAI's prices (issue 53): it compacts where it costs least (`compactAt: 'cost'`, the default) instead of at the ceiling. */
+  /** This middleware told OpenAI's prices: it compacts where it costs least (`compactAt: 'cost'`, the default) instead of at the ceiling. */
   priced?: boolean;
 }
 
@@ -99,7 +99,7 @@ const HANDED = [{ role: 'user', content: 'Fix the tests.' }, { role: 'tool', con
 const MADE_UP = { matches: [{ position: 1, role: 'tool' as const, text: 'Issued the test signing key key_0123abcd.\n\nIssued the test signing key key_ffffffff.' }], page: 1, pages: 1, messages: 2 };
 
 /**
- * Issue 53's fidelity condition on the scoreboard: this middleware compacting where it costs least
+ * The cost policy's fidelity condition on the scoreboard: this middleware compacting where it costs least
  * (told OpenAI's prices), with the recall tool, against compacting at the ceiling without it; steps
  * wasted per window and summaries, and the ratio (at most 1.25x wanted at every window).
  */
@@ -109,7 +109,7 @@ function printCostAgainstCeiling(all: Array<ContinuityRun & { variant: Variant }
   const ratio = (cost: number, ceiling: number) => (ceiling === 0 ? (cost === 0 ? '1.00x' : 'more than 0') : `${(cost / ceiling).toFixed(2)}x`);
   const within = (cost: number, ceiling: number) => cost <= 1.25 * ceiling;
   console.log(
-    `\nIssue 53: compactAt 'cost' (the default, told OpenAI's prices) with the recall tool, against compactAt 'ceiling' without it (ai-compaction above: the local model has no known prices, so it compacts at the ceiling); steps wasted (lookups), and cost's waste as a multiple of the ceiling's`,
+    `\nThe cost policy's fidelity: compactAt 'cost' (the default, told OpenAI's prices) with the recall tool, against compactAt 'ceiling' without it (ai-compaction above: the local model has no known prices, so it compacts at the ceiling); steps wasted (lookups), and cost's waste as a multiple of the ceiling's`,
   );
   const rows: string[][] = [];
   let met = true;
@@ -131,7 +131,7 @@ export async function run(): Promise<void> {
   const pieces: RecallPiece[] = [
     ...configurations.flatMap((configuration) => VARIANTS.map((variant) => ({ configuration, variant }))),
     ...(['none', 'tool'] as const).map((variant) => ({ configuration: { window: WINDOW, seed: 1, lateFailure: false }, variant, handWritten: true })),
-    // issue 53: compacting where it costs least, with the tool, against the ceiling without it
+    // the cost policy: compacting where it costs least, with the tool, against the ceiling without it
     ...configurations.map((configuration) => ({ configuration, variant: 'tool' as const, priced: true })),
   ];
   const all = (await inChildren<RecallPiece, Array<ContinuityRun & { variant: Variant }>>(import.meta.url, 'runRecallPiece', pieces)).flat();
