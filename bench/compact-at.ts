@@ -210,6 +210,9 @@ interface ContinuityPiece {
 interface ContinuityResult {
   finished: boolean;
   overShortest: number | undefined;
+  /** The step cap and the fewest steps of the run (an unfinished run counts the one less the other). */
+  cap: number;
+  fewest: number;
   summaryRequests: number;
   violations: number;
 }
@@ -217,7 +220,7 @@ interface ContinuityResult {
 /** One variant's continuity run (a child of pool.ts runs it). */
 export async function runContinuityPiece({ window, seed, variant, mode }: ContinuityPiece): Promise<ContinuityResult> {
   const run = await runContinuity(strategyOf(VARIANTS[variant]!), mode, { window, seed });
-  return { finished: run.finished, overShortest: run.overShortest, summaryRequests: run.summaryRequests, violations: run.violations };
+  return { finished: run.finished, overShortest: run.overShortest, cap: run.cap, fewest: run.fewest, summaryRequests: run.summaryRequests, violations: run.violations };
 }
 
 /** A piece of the benchmark, of any of its three parts: the pool runs them all in one queue. */
@@ -354,7 +357,7 @@ function printChat(runs: { piece: ChatPiece; result: ChatResult }[]): void {
 
 function printContinuity(results: { piece: ContinuityPiece; result: ContinuityResult }[]): void {
   console.log(
-    `\nThe continuity scoreboard (40 failing tests, the failure block early, seeds 1 to ${CONTINUITY_SEEDS.length}, windows ${CONTINUITY_WINDOWS.map(tokens).join(', ')}): steps over the shortest run summed over the seeds (unfinished runs, then summary requests, in brackets). Without the recall tool: its rows are the continuity-recall section's (a variant's \`recall\` is the hook for them here).`,
+    `\nThe continuity scoreboard (40 failing tests, the failure block early, seeds 1 to ${CONTINUITY_SEEDS.length}, windows ${CONTINUITY_WINDOWS.map(tokens).join(', ')}): steps over the shortest run summed over the seeds, an unfinished run (stopped at the step cap) counting its cap less the shortest run (unfinished runs, then summary requests, in brackets). Without the recall tool: its rows are the continuity-recall section's (a variant's \`recall\` is the hook for them here).`,
   );
   for (const mode of MODES) {
     printTable(
@@ -364,7 +367,7 @@ function printContinuity(results: { piece: ContinuityPiece; result: ContinuityRe
         ...CONTINUITY_WINDOWS.map((window) => {
           const cell = results.filter(({ piece }) => piece.window === window && piece.variant === variant && piece.mode === mode).map(({ result }) => result);
           const unfinished = cell.filter((result) => !result.finished).length;
-          return `${sum(cell.map((result) => result.overShortest ?? 0))} (${unfinished}, ${sum(cell.map((result) => result.summaryRequests))})`;
+          return `${sum(cell.map((result) => result.overShortest ?? result.cap - result.fewest))} (${unfinished}, ${sum(cell.map((result) => result.summaryRequests))})`;
         }),
       ]),
     );
