@@ -183,20 +183,31 @@ export async function startNextApp(env: Record<string, string>, options: StartOp
     clearTimeout(timer);
   };
 
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (exited !== undefined) throw new Error(`next ${options.dev ? 'dev' : 'start'} ended (${exited}) before answering:\n${output.slice(-4000)}`);
-    try {
-      const response = await fetch(url, { signal: AbortSignal.timeout(2_000) });
-      if (response.ok) break;
-    } catch {
-      /* not listening yet */
-    }
-    if (Date.now() > deadline) {
-      await close();
-      throw new Error(`next ${options.dev ? 'dev' : 'start'} did not answer GET / within ${timeoutMs / 1000} s:\n${output.slice(-4000)}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
+  // Next prints `Ready in …` once it listens: wait for that line (or the process's end), then ask
+  // for the page once; the deadline bounds both (a dev server compiles the page on that request).
+  const started = Date.now();
+  const fail = async (why: string) => {
+    await close();
+    return new Error(`next ${options.dev ? 'dev' : 'start'} ${why}:\n${output.slice(-4000)}`);
+  };
+  let onReady: () => void = () => undefined;
+  const ready = new Promise<void>((resolve) => (onReady = resolve));
+  // after `print`, so `output` holds the chunk
+  const watch = () => void (/\bReady in\b/.test(output) && onReady());
+  child.stdout?.on('data', watch);
+  child.stderr?.on('data', watch);
+  watch();
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), timeoutMs)));
+  const first = await Promise.race([ready.then(() => 'ready' as const), gone.then(() => 'gone' as const), late]);
+  clearTimeout(timer);
+  if (first === 'gone') throw new Error(`next ${options.dev ? 'dev' : 'start'} ended (${exited}) before answering:\n${output.slice(-4000)}`);
+  if (first === 'late') throw await fail(`did not say it was ready within ${timeoutMs / 1000} s`);
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(Math.max(1_000, timeoutMs - (Date.now() - started))) });
+    if (!response.ok) throw new Error(`GET / answered ${response.status}`);
+  } catch (error) {
+    throw await fail(`did not answer GET / within ${timeoutMs / 1000} s (${String(error)})`);
   }
   return { url, output: () => output, exited: gone, close };
 }
