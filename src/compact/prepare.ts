@@ -157,6 +157,11 @@ export interface Span {
   end: number;
 }
 
+/** Whether a prepared checkpoint's prefix ends inside the span a compaction would cover and is a prefix of this conversation. */
+function inSpan(view: StepView, { from, end }: Span): (ref: { length: number; digest: string }) => Promise<boolean> {
+  return async (ref) => ref.length > from && ref.length <= end && (await view.digests!.hasPrefix(ref));
+}
+
 /** A summary being written for a prefix of this conversation, waited for by a step at the ceiling. */
 export interface Candidate {
   length: number;
@@ -172,7 +177,7 @@ export interface Candidate {
  * summary's, or its own bound on waiting for another's); past it the step goes on as after a failure.
  */
 export async function writing(engine: Engine, view: StepView, model: Model, { from, end }: Span, pending: Candidate[], fits: (length: number) => boolean): Promise<{ until: number; own: boolean; couldFit: boolean } | undefined> {
-  const eligible = async (ref: { length: number; digest: string }) => ref.length > from && ref.length <= end && (await view.digests!.hasPrefix(ref));
+  const eligible = inSpan(view, { from, end });
   let until: number | undefined;
   let own = false;
   let couldFit = false;
@@ -216,7 +221,7 @@ export async function firstReadable(candidates: Candidate[], model: Model): Prom
 
 /** A catch-up of this conversation ready (this instance's, or listed by another), placed in the step's view. */
 export async function readyCatchUp(engine: Engine, view: StepView, model: Model, { from, end }: Span): Promise<StepView | undefined> {
-  const eligible = async (ref: { length: number; digest: string }) => ref.length > from && ref.length <= end && (await view.digests!.hasPrefix(ref));
+  const eligible = inSpan(view, { from, end });
   let found = await longestReady(view, preparingOf(engine).peek(view.threadDigest!)?.entries ?? [], from, end, (entry) => entry.catchUp);
   for (const ref of view.thread?.prepared ?? []) {
     if (ref.catchUp !== true || (found !== undefined && ref.length <= found.length) || !(await eligible(ref))) continue;
@@ -234,7 +239,7 @@ export async function readyCatchUp(engine: Engine, view: StepView, model: Model,
  */
 export async function findPrepared(engine: Engine, view: StepView, model: Model, plan: Span, limit: number): Promise<{ ready?: StepView; tooLarge?: StepView } | undefined> {
   const { from, end } = plan;
-  const eligible = async (ref: { length: number; digest: string }) => ref.length > from && ref.length <= end && (await view.digests!.hasPrefix(ref));
+  const eligible = inSpan(view, { from, end });
   const candidates: { length: number; get: () => Promise<StoredCheckpoint | undefined> }[] = [];
   for (const entry of preparingOf(engine).peek(view.threadDigest!)?.entries ?? []) {
     if (entry.settled && (await eligible(entry))) candidates.push({ length: entry.length, get: () => entry.made });
