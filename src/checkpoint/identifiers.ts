@@ -33,7 +33,7 @@ interface Seen {
  * first, followed by the previous checkpoint's list; within `budget` tokens for the whole section
  * (its heading too), the most often and then most recently seen stay.
  */
-export function collectIdentifiers(covered: readonly Message[], previous: readonly string[], budget: number, charsPerToken = CHARS_PER_TOKEN): string[] {
+export function collectIdentifiers(covered: readonly Message[], previous: readonly string[], budget: number, charsPerToken = CHARS_PER_TOKEN, resolved: ReadonlySet<string> = new Set()): string[] {
   const found: string[] = [];
   for (let index = covered.length - 1; index >= 0; index--) {
     const message = covered[index]!;
@@ -44,6 +44,7 @@ export function collectIdentifiers(covered: readonly Message[], previous: readon
   }
   const seen = new Map<string, Seen>();
   for (const identifier of [...found, ...previous]) {
+    if (resolved.has(identifier)) continue;
     const entry = seen.get(identifier);
     if (entry === undefined) seen.set(identifier, { count: 1, rank: seen.size });
     else entry.count++;
@@ -62,6 +63,39 @@ export function collectIdentifiers(covered: readonly Message[], previous: readon
     used += cost(identifier);
   }
   return all.filter((identifier) => kept.has(identifier));
+}
+
+/**
+ * The error lines the newest run of their call no longer prints (docs/design.md, "Identifiers"):
+ * for each tool call made more than once in `conversation` (the same tool with the same input), the
+ * error lines of its earlier results that its newest result does not hold, unless the newest result
+ * of another call holds them. A test that failed and then passed, a build that broke and was fixed:
+ * the error no longer stands, and a list that kept it verbatim would say it does.
+ */
+export function resolvedErrors(conversation: readonly Message[]): Set<string> {
+  const calls = new Map<string, string>();
+  const results = new Map<string, string[][]>();
+  for (const message of conversation) {
+    if (message.role === 'system') continue;
+    for (const part of message.content) {
+      if (part.type === 'tool-call' && typeof part.toolCallId === 'string') {
+        calls.set(part.toolCallId, `${String(part.toolName)}\u0000${typeof part.input === 'string' ? part.input : JSON.stringify(part.input)}`);
+      } else if (part.type === 'tool-result' && typeof part.toolCallId === 'string') {
+        const call = calls.get(part.toolCallId);
+        if (call === undefined) continue;
+        const lines: string[] = [];
+        partIdentifiers(part, lines);
+        results.set(call, [...(results.get(call) ?? []), lines]);
+      }
+    }
+  }
+  const standing = new Set<string>();
+  const earlier = new Set<string>();
+  for (const runs of results.values()) {
+    for (const line of runs[runs.length - 1]!) standing.add(line);
+    for (const run of runs.slice(0, -1)) for (const line of run) earlier.add(line);
+  }
+  return new Set([...earlier].filter((line) => !standing.has(line) && ERROR_LINE.test(line)));
 }
 
 /** Most the identifier list may take: a twentieth of the ceiling, and at most 2,000 tokens. */

@@ -1,5 +1,5 @@
 import { clearToolOutputs } from '../checkpoint/clear';
-import { collectIdentifiers, identifiersSection, withoutIdentifiersSection } from '../checkpoint/identifiers';
+import { collectIdentifiers, identifiersSection, resolvedErrors, withoutIdentifiersSection } from '../checkpoint/identifiers';
 import { type UserWords, collectUserWords, withUserWords, withoutUserWordsSection } from '../checkpoint/user-words';
 import { recordOpening, selectRecord } from '../checkpoint/record';
 import { roomFor, summarize } from '../checkpoint/summarize';
@@ -298,7 +298,7 @@ async function makeBy(engine: Engine, { view: asked, reason, model, window, targ
     }));
     summary = withoutUserWordsSection(withoutIdentifiersSection(reply));
     const summaryTokens = tokensOf(summary);
-    identifiers = collectIdentifiers(covered, view.checkpoint?.identifiers ?? [], identifierAllowance(sized, summaryTokens, least), charsPerToken);
+    identifiers = collectIdentifiers(covered, view.checkpoint?.identifiers ?? [], identifierAllowance(sized, summaryTokens, least), charsPerToken, resolvedErrors(view.conversation.slice(0, end)));
     const identifierTokens = tokensOf(identifiersSection(identifiers));
     const words = wordsOf(recordOpening(view.conversation, smallest.start, end), summaryTokens, identifierTokens, least);
     const record = recordOfSize(Math.max(first, recordAllowance(sized, summaryTokens, identifierTokens, settings.keep, wordsTokens(words))));

@@ -620,6 +620,18 @@ describe('the fixer with the recall tool', () => {
     expect(reply([...refused, ...step('recall', { query: 'signing key' }, answer)])).toEqual(edit(key));
   });
 
+  it('takes from the answer only what it asked for: a test the answer shows failing failed then, and is not opened again', () => {
+    const refused = [...lost, ...step('run_command', { command: 'npm run issue-key' }, 'A test signing key was already issued for this checkout. It is shown once and cannot be shown again.')];
+    // an earlier failure of a test sorted before this one (fixed since: its PASS out of sight), in the same answer as the key
+    const earlier = tools.project.failures.find((each) => each.test < f.test)!;
+    const failed = createFixerTools({ seed: 3 }).run_command({ command: `npx vitest run ${earlier.test}` });
+    expect(failed).toContain(`FAIL ${earlier.test}`);
+    const answer = `Page 1 of 1 (the last page); 2 matches, the best first, from the conversation's positions 0 to 9:\n\n--- #4 tool ---\n${issued}\n\n--- #2 tool ---\n${failed}`;
+    expect(reply([...refused, ...step('recall', { query: 'signing key' }, answer)])).toEqual(edit(key));
+    // the same text as a tool's own output is what the agent acts on: that test first
+    expect(reply([...refused, ...step('run_command', { command: `npx vitest run ${earlier.test}` }, failed)])?.input).not.toEqual(edit(key).input);
+  });
+
   it('makes again the fixes a rotation undid, its own test first, reading each line anew', () => {
     const fresh = createFixerTools({ seed: 3 });
     const [a, b] = fresh.project.failures.filter((each) => each.signed) as [typeof f, typeof f];

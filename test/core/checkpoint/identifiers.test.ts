@@ -4,6 +4,7 @@ import {
   collectIdentifiers,
   identifierBudget,
   identifiersSection,
+  resolvedErrors,
   withoutIdentifiersSection,
 } from '../../../src/checkpoint/identifiers';
 import type { Message } from '../../../src/prompt/types';
@@ -62,6 +63,60 @@ describe('identifiers', () => {
   it('should list each once, most recent first, the previous checkpoint\'s list carried after', () => {
     const covered = [toolCall('a', 'read', { path: 'a.ts' }), toolCall('b', 'read', { path: 'b.ts' }), toolCall('c', 'read', { path: 'a.ts' })];
     expect(collectIdentifiers(covered, ['old.ts', 'b.ts'], 2_000)).toEqual(['a.ts', 'b.ts', 'old.ts']);
+  });
+
+  describe('errors the newest run of their call no longer prints', () => {
+    // A test run that failed, then passed; a build still failing; the suite's listing, run twice.
+    const conversation: Message[] = [
+      toolCall('t1', 'run_command', { command: 'npx vitest run test/users.test.ts' }),
+      toolResult('t1', 'run_command', 'FAIL test/users.test.ts > rejects anonymous\nTypeError: Cannot read properties of undefined (reading \'id\')\n    at src/routes/users.ts:42:17'),
+      toolCall('b1', 'run_command', { command: 'npm run build' }),
+      toolResult('b1', 'run_command', "Error: Cannot find module './missing' from src/app.ts"),
+      toolCall('s1', 'run_command', { command: 'npm test' }),
+      toolResult('s1', 'run_command', 'FAIL test/users.test.ts\nFAIL test/orders.test.ts'),
+      toolCall('t2', 'run_command', { command: 'npx vitest run test/users.test.ts' }),
+      toolResult('t2', 'run_command', 'PASS test/users.test.ts (3 tests)'),
+      toolCall('b2', 'run_command', { command: 'npm run build' }),
+      toolResult('b2', 'run_command', "Error: Cannot find module './missing' from src/app.ts"),
+      toolCall('s2', 'run_command', { command: 'npm test' }),
+      toolResult('s2', 'run_command', 'PASS test/users.test.ts\nFAIL test/orders.test.ts'),
+    ];
+
+    it('should name the error lines of a call\'s earlier results that its newest result does not print', () => {
+      expect([...resolvedErrors(conversation)].sort()).toEqual([
+        'FAIL test/users.test.ts',
+        'FAIL test/users.test.ts > rejects anonymous',
+        "TypeError: Cannot read properties of undefined (reading 'id')",
+      ]);
+    });
+
+    it('should keep an error the newest run still prints, and one another call\'s newest result prints', () => {
+      // `npm test`'s newest run lists `FAIL test/users.test.ts` again: that error stands, whatever the single test's run says.
+      const again: Message[] = [...conversation, toolCall('s3', 'run_command', { command: 'npm test' }), toolResult('s3', 'run_command', 'FAIL test/users.test.ts\nFAIL test/orders.test.ts')];
+      expect([...resolvedErrors(again)].sort()).toEqual(['FAIL test/users.test.ts > rejects anonymous', "TypeError: Cannot read properties of undefined (reading 'id')"]);
+    });
+
+    it('should leave resolved errors out of the list, the previous checkpoint\'s too, and keep the rest', () => {
+      const previous = ['FAIL test/users.test.ts > rejects anonymous', 'src/legacy/old.ts'];
+      const identifiers = collectIdentifiers(conversation.slice(6), previous, 2_000, undefined, resolvedErrors(conversation));
+      expect(identifiers).toEqual([
+        'FAIL test/orders.test.ts',
+        'test/orders.test.ts',
+        'test/users.test.ts',
+        'npm test',
+        "Error: Cannot find module './missing' from src/app.ts",
+        'src/app.ts',
+        'npm run build',
+        'npx vitest run test/users.test.ts',
+        'src/legacy/old.ts',
+      ]);
+      // Without it the list says the test still fails.
+      expect(collectIdentifiers(conversation.slice(6), previous, 2_000)).toContain('FAIL test/users.test.ts > rejects anonymous');
+    });
+
+    it('should resolve nothing for a call made once', () => {
+      expect(resolvedErrors(conversation.slice(0, 6)).size).toBe(0);
+    });
   });
 
   it('should never lose an identifier to a later summary that forgot it: carried forward with no new ones', () => {

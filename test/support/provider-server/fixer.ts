@@ -42,7 +42,9 @@
 //    `recall` `signing key`, and before an edit with no rule of the user known -> `recall` `rule`
 //    (each once while its answer is in sight, and its next pages); then as above with what the
 //    answer showed (`lookUp`); without the tool, or when the answer shows no key, the key is
-//    rotated (`npm run issue-key -- --rotate`), which undoes the fixes set to the old key.
+//    rotated (`npm run issue-key -- --rotate`), which undoes the fixes set to the old key. Of an
+//    answer it reads only what it asked for (the key, a key revoked, a rule: `askedFor`): the
+//    answer is earlier messages, and a test it shows failing failed then.
 //
 // Summary requests (the last message is a user message whose text starts
 // `You MUST summarize the conversation above` or `The previous response did not fill in the required
@@ -251,12 +253,34 @@ export function isSummaryRequestFor(messages: Message[]): boolean {
   return last?.role === 'user' && last.parts.some((part) => part.type === 'text' && isSummaryInstruction(part.text));
 }
 
-/** All text of the prompt, every role, in order; summary instructions left out. */
+/** All text of the prompt, every role, in order; summary instructions left out, and of the recall tool's answers only what the agent asked them for (`askedFor`). */
 export function promptText(messages: Message[]): string {
+  const lookups = new Set(messages.flatMap((message) => message.parts.flatMap((part) => (part.type === 'tool-call' && part.name === RECALL_TOOL ? [part.id] : []))));
   return messages
-    .map((message) => messageText({ ...message, parts: message.parts.filter((part) => !(part.type === 'text' && isSummaryInstruction(part.text))) }))
+    .map((message) =>
+      messageText({
+        ...message,
+        parts: message.parts
+          .filter((part) => !(part.type === 'text' && isSummaryInstruction(part.text)))
+          .map((part) => (part.type === 'tool-result' && lookups.has(part.id) ? { ...part, text: askedFor(part.text) } : part)),
+      }),
+    )
     .filter((text) => text.length > 0)
     .join('\n\n');
+}
+
+/**
+ * What the agent takes from an answer of the recall tool: the lines that hold what it looks up
+ * (a signing key, a key said revoked, a rule of the user), nothing else. An answer is earlier
+ * messages, word for word: a test it shows failing failed then, and a model that asked for the key
+ * reads the key, not the state of the suite, from it.
+ */
+export function askedFor(answer: string): string {
+  const wanted = [RE.signingKey, RE.revokedKey, RE.frozen, RE.changelog];
+  return answer
+    .split('\n')
+    .filter((line) => wanted.some((re) => new RegExp(re.source, re.flags.replace('g', '')).test(line)))
+    .join('\n');
 }
 
 export type FixerAction =
