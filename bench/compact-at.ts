@@ -54,11 +54,10 @@ const CONTINUITY_SEEDS = Array.from({ length: Number(process.env.COST_CONTINUITY
 
 /**
  * A variant: this middleware at a `compactAt`, or "summarize all but 20" at a share of the
- * ceiling. `recall`: the recall tool offered (docs/design.md, "Recall"); no variant has it here:
- * the continuity-recall section measures the recall tool's rows, and a variant with it is added
- * beside these by setting the flag (the hook). `chatOnly`: a control of the chat's pauses, not run
- * on the session (whose clock never moves: no pause, no pace). `cacheKept`: the provider's prompt
- * cache never expires (the pauses not billed).
+ * ceiling. `recall`: the recall tool offered (docs/design.md, "Recall"), on the continuity
+ * scoreboard only (`continuityOnly`: neither the session nor the chat asks for facts it lacks).
+ * `chatOnly`: a control of the chat's pauses, not run on the session (whose clock never moves: no
+ * pause, no pace). `cacheKept`: the provider's prompt cache never expires (the pauses not billed).
  */
 interface Variant {
   name: string;
@@ -67,6 +66,7 @@ interface Variant {
   handWritten?: number;
   recall?: boolean;
   chatOnly?: boolean;
+  continuityOnly?: boolean;
   cacheKept?: boolean;
 }
 
@@ -87,6 +87,8 @@ export const VARIANTS: Variant[] = [
   { name: "compactAt: 'cost' (Anthropic prices), told the cache never expires (no cold-cache)", compactAt: 'cost', profile: 'cache never expires', chatOnly: true },
   // the provider's cache never expires: the same policy, the pauses not billed (must cost less)
   { name: "compactAt: 'cost' (Anthropic prices), the provider's cache never expiring (must cost less)", compactAt: 'cost', profile: 'Anthropic', chatOnly: true, cacheKept: true },
+  // the default's fidelity condition: with the recall tool offered, against 'ceiling' without it
+  { name: "compactAt: 'cost' (Anthropic prices), with the recall tool", compactAt: 'cost', profile: 'Anthropic', recall: true, continuityOnly: true },
 ];
 /** Indexes of the variants the checks below read. */
 const [CEILING, COST_OPENAI, COST_ANTHROPIC, CONTROL, FREE_CACHE] = [0, 1, 2, 5, 6];
@@ -94,13 +96,16 @@ const [CEILING, COST_OPENAI, COST_ANTHROPIC, CONTROL, FREE_CACHE] = [0, 1, 2, 5,
 const NEVER_TOLD = VARIANTS.findIndex((variant) => variant.profile === 'cache never expires');
 const CACHE_KEPT = VARIANTS.findIndex((variant) => variant.cacheKept === true);
 /** The variants the session runs (the chat runs them all). */
-const SESSION_VARIANTS = VARIANTS.flatMap((variant, index) => (variant.chatOnly === true ? [] : [index]));
+const SESSION_VARIANTS = VARIANTS.flatMap((variant, index) => (variant.chatOnly === true || variant.continuityOnly === true ? [] : [index]));
+/** The variants the chat runs. */
+const CHAT_VARIANTS = VARIANTS.flatMap((variant, index) => (variant.continuityOnly === true ? [] : [index]));
 
 /** Windows of the continuity scoreboard (`COST_WINDOWS`: a comma-separated list; every window of continuity.ts by default). */
 const CONTINUITY_WINDOWS: readonly number[] = process.env.COST_WINDOWS === undefined ? WINDOWS : process.env.COST_WINDOWS.split(',').map(Number);
 
 /** The variants the continuity scoreboard runs. */
-const CONTINUITY_VARIANTS = [0, 2, 3, 4];
+const WITH_RECALL = VARIANTS.findIndex((variant) => variant.recall === true);
+const CONTINUITY_VARIANTS = [CEILING, COST_ANTHROPIC, 3, 4, WITH_RECALL];
 
 function strategyOf(variant: Variant): Strategy {
   if (variant.handWritten !== undefined) {
@@ -219,7 +224,7 @@ interface ContinuityResult {
 
 /** One variant's continuity run (a child of pool.ts runs it). */
 export async function runContinuityPiece({ window, seed, variant, mode }: ContinuityPiece): Promise<ContinuityResult> {
-  const run = await runContinuity(strategyOf(VARIANTS[variant]!), mode, { window, seed });
+  const run = await runContinuity(strategyOf(VARIANTS[variant]!), mode, { window, seed, ...(VARIANTS[variant]!.recall === true ? { recall: 'tool' as const } : {}) });
   return { finished: run.finished, overShortest: run.overShortest, cap: run.cap, fewest: run.fewest, summaryRequests: run.summaryRequests, violations: run.violations };
 }
 
@@ -258,7 +263,7 @@ function costCellsOf(runs: readonly { usage: Usage }[], ceilingRuns: readonly { 
 export function pieces(): Piece[] {
   const continuity = CONTINUITY_WINDOWS.flatMap((window) => CONTINUITY_SEEDS.flatMap((seed) => CONTINUITY_VARIANTS.flatMap((variant) => MODES.map((mode) => ({ kind: 'continuity' as const, window, seed, variant, mode })))));
   const session = SESSION_SEEDS.flatMap((seed) => SESSION_VARIANTS.map((variant) => ({ kind: 'session' as const, seed, variant })));
-  const chat = CHAT_SEEDS.flatMap((seed) => VARIANTS.map((_, variant) => ({ kind: 'chat' as const, seed, variant, window: CHAT_WINDOW })));
+  const chat = CHAT_SEEDS.flatMap((seed) => CHAT_VARIANTS.map((variant) => ({ kind: 'chat' as const, seed, variant, window: CHAT_WINDOW })));
   // measured (BENCH_POOL_TIMES=1): a session about 6 s of CPU (10 held near the ceiling), a continuity run about 3, a chat about 2
   return [...session, ...continuity, ...chat];
 }
@@ -323,7 +328,8 @@ function printChat(runs: { piece: ChatPiece; result: ChatResult }[]): void {
   );
   printTable(
     ['variant', 'unfinished', 'recall', 'compactions', 'cold-cache', 'summary req', 'req / compaction', 'cold turns', ...COST_HEADER],
-    VARIANTS.map((variant, index) => {
+    CHAT_VARIANTS.map((index) => {
+      const variant = VARIANTS[index]!;
       const chats = byVariant(index);
       const compactions = sum(chats.map((chat) => chat.compactions));
       const requests = sum(chats.map((chat) => chat.summaryRequests));
@@ -357,7 +363,7 @@ function printChat(runs: { piece: ChatPiece; result: ChatResult }[]): void {
 
 function printContinuity(results: { piece: ContinuityPiece; result: ContinuityResult }[]): void {
   console.log(
-    `\nThe continuity scoreboard (40 failing tests, the failure block early, seeds 1 to ${CONTINUITY_SEEDS.length}, windows ${CONTINUITY_WINDOWS.map(tokens).join(', ')}): steps over the shortest run summed over the seeds, an unfinished run (stopped at the step cap) counting its cap less the shortest run (unfinished runs, then summary requests, in brackets). Without the recall tool: its rows are the continuity-recall section's (a variant's \`recall\` is the hook for them here).`,
+    `\nThe continuity scoreboard (40 failing tests, the failure block early, seeds 1 to ${CONTINUITY_SEEDS.length}, windows ${CONTINUITY_WINDOWS.map(tokens).join(', ')}): steps over the shortest run summed over the seeds, an unfinished run (stopped at the step cap) counting its cap less the shortest run (unfinished runs, then summary requests, in brackets). Without the recall tool, but for the row that says it has it (the scripted agent asks it for the signing key and the user's rules when the start of its conversation is out of sight; a lookup is a step).`,
   );
   for (const mode of MODES) {
     printTable(
@@ -367,9 +373,25 @@ function printContinuity(results: { piece: ContinuityPiece; result: ContinuityRe
         ...CONTINUITY_WINDOWS.map((window) => {
           const cell = results.filter(({ piece }) => piece.window === window && piece.variant === variant && piece.mode === mode).map(({ result }) => result);
           const unfinished = cell.filter((result) => !result.finished).length;
-          return `${sum(cell.map((result) => result.overShortest ?? result.cap - result.fewest))} (${unfinished}, ${sum(cell.map((result) => result.summaryRequests))})`;
+          return `${wastedIn(cell)} (${unfinished}, ${sum(cell.map((result) => result.summaryRequests))})`;
         }),
       ]),
     );
   }
+  // The default's fidelity condition: with the recall tool, at most 1.25x the steps 'ceiling' wastes without it, at every window.
+  const wasted = (variant: number, mode: string, window: number) => wastedIn(results.filter(({ piece }) => piece.window === window && piece.variant === variant && piece.mode === mode).map(({ result }) => result));
+  for (const mode of MODES.filter((each) => each !== 'honest')) {
+    const cells = CONTINUITY_WINDOWS.map((window) => ({ window, cost: wasted(WITH_RECALL, mode, window), ceiling: wasted(CEILING, mode, window) }));
+    const held = cells.filter(({ cost, ceiling }) => cost <= 1.25 * ceiling).length;
+    console.log(
+      `${mode}: ${VARIANTS[WITH_RECALL]!.name} wastes ${cells.map(({ window, cost, ceiling }) => `${ceiling === 0 ? (cost === 0 ? '1.00x' : `${cost} against 0`) : `${(cost / ceiling).toFixed(2)}x`} at ${tokens(window)}`).join(', ')} the steps compactAt 'ceiling' wastes without it (target: at most 1.25x at every window): held at ${held} of ${cells.length} windows.`,
+    );
+  }
+  const honest = CONTINUITY_WINDOWS.map((window) => wasted(WITH_RECALL, 'honest', window));
+  console.log(`honest: ${VARIANTS[WITH_RECALL]!.name} wastes ${honest.join(', ')} steps (target: 0 at every window).`);
+}
+
+/** Steps wasted by runs: each finished run's steps over the shortest run, each unfinished one its cap less the shortest. */
+function wastedIn(cell: ContinuityResult[]): number {
+  return sum(cell.map((result) => result.overShortest ?? result.cap - result.fewest));
 }
