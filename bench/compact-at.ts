@@ -220,12 +220,14 @@ interface ContinuityResult {
   fewest: number;
   summaryRequests: number;
   violations: number;
+  /** Calls of the recall tool (0 for a variant that does not offer it). */
+  lookups: number;
 }
 
 /** One variant's continuity run (a child of pool.ts runs it). */
 export async function runContinuityPiece({ window, seed, variant, mode }: ContinuityPiece): Promise<ContinuityResult> {
   const run = await runContinuity(strategyOf(VARIANTS[variant]!), mode, { window, seed, ...(VARIANTS[variant]!.recall === true ? { recall: 'tool' as const } : {}) });
-  return { finished: run.finished, overShortest: run.overShortest, cap: run.cap, fewest: run.fewest, summaryRequests: run.summaryRequests, violations: run.violations };
+  return { finished: run.finished, overShortest: run.overShortest, cap: run.cap, fewest: run.fewest, summaryRequests: run.summaryRequests, violations: run.violations, lookups: run.lookups };
 }
 
 /** A piece of the benchmark, of any of its three parts: the pool runs them all in one queue. */

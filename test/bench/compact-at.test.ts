@@ -4,7 +4,7 @@
 // ready checkpoint then (the cold-cache rule), and never when told the cache never expires.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { hostKeepsTimers } from '../../bench/clock';
-import { PROFILES, profileCost, runChatPiece, VARIANTS } from '../../bench/compact-at';
+import { PROFILES, pieces, profileCost, runChatPiece, runContinuityPiece, VARIANTS } from '../../bench/compact-at';
 
 const variant = (name: string) => {
   const index = VARIANTS.findIndex((each) => each.name.startsWith(name));
@@ -68,4 +68,20 @@ describe('the chat with its pauses', () => {
     expect(kept.cold).toBeLessThan(truth.cold);
     expect(profileCost(kept.usage, PROFILES.Anthropic).input).toBeLessThan(profileCost(truth.usage, PROFILES.Anthropic).input);
   }, 120_000);
+});
+
+describe('the continuity scoreboard of the cost benchmark', () => {
+  it("runs 'cost' with the recall tool offered on the continuity scoreboard only, and the agent asks it where the others cannot", async () => {
+    const recall = variant("compactAt: 'cost' (Anthropic prices), with the recall tool");
+    const cost = variant("compactAt: 'cost' (Anthropic prices)");
+    const all = pieces();
+    expect(all.filter((piece) => piece.variant === recall).every((piece) => piece.kind === 'continuity')).toBe(true);
+    expect(all.some((piece) => piece.kind === 'continuity' && piece.variant === recall)).toBe(true);
+    const [withTool, without] = await Promise.all([
+      runContinuityPiece({ window: 32_000, seed: 1, variant: recall, mode: 'lossy' }),
+      runContinuityPiece({ window: 32_000, seed: 1, variant: cost, mode: 'lossy' }),
+    ]);
+    expect(withTool.lookups).toBeGreaterThan(0);
+    expect(without.lookups).toBe(0);
+  });
 });
