@@ -67,19 +67,15 @@ describe('identifiers', () => {
 
   describe('errors the newest run of their call no longer prints', () => {
     // A test run that failed, then passed; a build still failing; the suite's listing, run twice.
+    const ran = (id: string, command: string, output: string): Message[] => [toolCall(id, 'run_command', { command }), toolResult(id, 'run_command', output)];
+    const missing = "Error: Cannot find module './missing' from src/app.ts";
     const conversation: Message[] = [
-      toolCall('t1', 'run_command', { command: 'npx vitest run test/users.test.ts' }),
-      toolResult('t1', 'run_command', 'FAIL test/users.test.ts > rejects anonymous\nTypeError: Cannot read properties of undefined (reading \'id\')\n    at src/routes/users.ts:42:17'),
-      toolCall('b1', 'run_command', { command: 'npm run build' }),
-      toolResult('b1', 'run_command', "Error: Cannot find module './missing' from src/app.ts"),
-      toolCall('s1', 'run_command', { command: 'npm test' }),
-      toolResult('s1', 'run_command', 'FAIL test/users.test.ts\nFAIL test/orders.test.ts'),
-      toolCall('t2', 'run_command', { command: 'npx vitest run test/users.test.ts' }),
-      toolResult('t2', 'run_command', 'PASS test/users.test.ts (3 tests)'),
-      toolCall('b2', 'run_command', { command: 'npm run build' }),
-      toolResult('b2', 'run_command', "Error: Cannot find module './missing' from src/app.ts"),
-      toolCall('s2', 'run_command', { command: 'npm test' }),
-      toolResult('s2', 'run_command', 'PASS test/users.test.ts\nFAIL test/orders.test.ts'),
+      ...ran('t1', 'npx vitest run test/users.test.ts', 'FAIL test/users.test.ts > rejects anonymous\nTypeError: Cannot read properties of undefined (reading \'id\')\n    at src/routes/users.ts:42:17'),
+      ...ran('b1', 'npm run build', missing),
+      ...ran('s1', 'npm test', 'FAIL test/users.test.ts\nFAIL test/orders.test.ts'),
+      ...ran('t2', 'npx vitest run test/users.test.ts', 'PASS test/users.test.ts (3 tests)'),
+      ...ran('b2', 'npm run build', missing),
+      ...ran('s2', 'npm test', 'PASS test/users.test.ts\nFAIL test/orders.test.ts'),
     ];
 
     it('should name the error lines of a call\'s earlier results that its newest result does not print', () => {
@@ -92,7 +88,7 @@ describe('identifiers', () => {
 
     it('should keep an error the newest run still prints, and one another call\'s newest result prints', () => {
       // `npm test`'s newest run lists `FAIL test/users.test.ts` again: that error stands, whatever the single test's run says.
-      const again: Message[] = [...conversation, toolCall('s3', 'run_command', { command: 'npm test' }), toolResult('s3', 'run_command', 'FAIL test/users.test.ts\nFAIL test/orders.test.ts')];
+      const again: Message[] = [...conversation, ...ran('s3', 'npm test', 'FAIL test/users.test.ts\nFAIL test/orders.test.ts')];
       expect([...resolvedErrors(again)].sort()).toEqual(['FAIL test/users.test.ts > rejects anonymous', "TypeError: Cannot read properties of undefined (reading 'id')"]);
     });
 
