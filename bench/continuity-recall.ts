@@ -11,8 +11,7 @@
  */
 import { positionedMessages } from '../src/recall/messages';
 import { searchMessages } from '../src/recall/search';
-import { ceiling } from '../src/sizing/ceiling';
-import { type ContinuityRun, type Configuration, KEEP, MODES, WINDOW, WINDOWS, absentPieces, runContinuity } from './continuity';
+import { type ContinuityRun, type Configuration, KEEP, MODES, WINDOWS, absentPieces, runContinuity } from './continuity';
 import { PROFILES } from './compact-at';
 import { addUsage, costOf } from './cost';
 import { inChildren } from './pool';
@@ -130,7 +129,7 @@ export async function run(): Promise<void> {
   const windows = windowsOf(process.env);
   const pieces: RecallPiece[] = [
     ...configurations.flatMap((configuration) => VARIANTS.map((variant) => ({ configuration, variant }))),
-    ...(['none', 'tool'] as const).map((variant) => ({ configuration: { window: WINDOW, seed: 1, lateFailure: false }, variant, handWritten: true })),
+    ...windows.flatMap((window) => (['none', 'tool'] as const).map((variant) => ({ configuration: { window, seed: 1, lateFailure: false }, variant, handWritten: true }))),
     // the cost policy: compacting where it costs least, with the tool, against the ceiling without it
     ...configurations.map((configuration) => ({ configuration, variant: 'tool' as const, priced: true })),
   ];
@@ -210,9 +209,17 @@ export async function run(): Promise<void> {
   printCostAgainstCeiling(all, windows);
 
   const hand = all.filter((each) => each.strategy !== 'ai-compaction' && each.strategy !== PRICED);
-  console.log(`\nThe hand-written strategies with and without the tool, window ${tokens(WINDOW)} (ceiling ${tokens(ceiling(WINDOW, undefined))}), seed 1, failure block early`);
+  console.log(`\nThe hand-written strategies with and without the tool, every window (each at this middleware's ceiling for it), seed 1, failure block early; "wasted" as above (an unfinished run counts its cap)`);
   printTable(
-    ['strategy', 'summaries', 'recall', 'finished', 'over shortest', 'lookups', 'violations', 'repeated calls', 'input cost'],
-    hand.map((each) => [each.strategy, each.summarizes ? each.mode : '-', LABEL[each.variant], each.finished ? 'yes' : `no (${each.outcome})`, each.overShortest === undefined ? '-' : String(each.overShortest), String(each.lookups), String(each.violations), String(each.repeatedCalls), tokens(costOf(each.usage).input)]),
+    ['window', 'strategy', 'summaries', 'recall', 'finished', 'wasted', 'lookups', 'violations', 'repeated calls', 'input cost'],
+    hand.map((each) => [tokens(each.window), each.strategy, each.summarizes ? each.mode : '-', LABEL[each.variant], each.finished ? 'yes' : `no (${each.outcome})`, String(wasted([each])), String(each.lookups), String(each.violations), String(each.repeatedCalls), tokens(costOf(each.usage).input)]),
   );
+  // Summed over the windows, per strategy and summary kind: with the tool against without.
+  for (const strategy of [...new Set(hand.map((each) => each.strategy))]) {
+    for (const mode of [...new Set(hand.filter((each) => each.strategy === strategy).map((each) => each.mode))]) {
+      const of = (variant: Variant) => hand.filter((each) => each.strategy === strategy && each.mode === mode && each.variant === variant);
+      const label = of('none')[0]?.summarizes === false ? strategy : `${strategy}, ${mode}`;
+      console.log(`${label}: ${wasted(of('tool'))} steps wasted with the tool against ${wasted(of('none'))} without, over the windows; input cost ${(inputCost(of('tool')) / inputCost(of('none'))).toFixed(3)}x`);
+    }
+  }
 }
