@@ -5,8 +5,8 @@
  * (fixer.ts, `lookUp`), the same way for every strategy; beside the same runs without the tool, and
  * with a recall tool that answers nothing (the variant that must not improve anything).
  *
- *   npm run bench -- continuity-recall
- *   BENCH_RECALL_SEEDS=1,2,3 BENCH_RECALL_LATE=1 npm run bench -- continuity-recall   # the whole scoreboard
+ *   npm run bench -- continuity-recall                                                 # the whole scoreboard
+ *   BENCH_RECALL_SEEDS=1 BENCH_RECALL_LATE=0 npm run bench -- continuity-recall --no-write  # seed 1, early block (a sixth)
  *   BENCH_RECALL_WINDOWS=32000 npm run bench -- continuity-recall --no-write           # one window (a quick look)
  */
 import { positionedMessages } from '../src/recall/messages';
@@ -21,10 +21,10 @@ type Variant = 'none' | 'tool' | 'empty';
 const VARIANTS: Variant[] = ['none', 'tool', 'empty'];
 const LABEL: Record<Variant, string> = { none: 'without', tool: 'with recall', empty: 'recall answering nothing' };
 
-/** The windows, seeds and failure blocks run: every window, seed 1, the failure block early, unless the environment asks for others. */
+/** The windows, seeds and failure blocks run: the whole scoreboard (every window, seeds 1 to 3, the failure block early and late), unless the environment asks for fewer. */
 export function recallConfigurations(env = process.env): Configuration[] {
-  const seeds = (env.BENCH_RECALL_SEEDS ?? '1').split(',').map(Number);
-  const late = env.BENCH_RECALL_LATE === '1' ? [false, true] : [false];
+  const seeds = (env.BENCH_RECALL_SEEDS ?? '1,2,3').split(',').map(Number);
+  const late = env.BENCH_RECALL_LATE === '0' ? [false] : [false, true];
   return windowsOf(env).flatMap((window) => late.flatMap((lateFailure) => seeds.map((seed) => ({ window, seed, lateFailure }))));
 }
 
