@@ -2,37 +2,14 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { generateText, stepCountIs, streamText, wrapLanguageModel } from 'ai';
 import { type CompactionRecord, compaction } from '../../src';
 import { keepBudget } from '../../src/checkpoint/budget';
-import type { Clock } from '../../src/clock';
 import type { Message } from '../../src/prompt/types';
 import { estimatePrompt } from '../../src/sizing/estimate';
 import { textOf } from '../support/harness';
 import { SUMMARY } from '../support/models';
-import { gate } from '../support/prepare-fixtures';
+import { gate, waitWatchingClock } from '../support/prepare-fixtures';
 import { STEPS, readFileAgent, readFileTools } from '../support/read-file-agent';
 
 const WINDOW = 20_000;
-
-/**
- * The middleware's clock (src/clock.ts), standing still: its sleeps (a summary's deadline, a step's
- * wait for the summary being written) end only when aborted. A step that waits is seen the moment
- * it begins to (`onWait`: a sleep begun by the step's wait, compact/step.ts `waitFor`), never by a
- * time waited for, so nothing here depends on the machine's speed.
- */
-function watchedClock(onWait: () => void) {
-  let waiting = 0;
-  const clock: Clock = {
-    now: () => 0,
-    sleep: (_ms, signal) =>
-      new Promise<void>((resolve) => {
-        if (signal?.aborted === true) return resolve();
-        const wait = new Error().stack?.includes('waitFor') === true;
-        if (wait) waiting++;
-        signal?.addEventListener('abort', () => (wait && waiting--, resolve()), { once: true });
-        if (wait) onWait();
-      }),
-  };
-  return { options: { [Symbol.for('ai-compaction.clock')]: clock } as Record<symbol, Clock>, waiting: () => waiting };
-}
 
 describe('compaction end to end', () => {
   afterEach(() => vi.useRealTimers());
@@ -140,7 +117,7 @@ describe('compaction end to end', () => {
       // one begins to, it is opened and the test fails.
       const slow = gate();
       let waited = false;
-      const watched = watchedClock(() => {
+      const watched = waitWatchingClock(() => {
         waited = true;
         slow.open();
       }).options;
@@ -206,7 +183,7 @@ describe('compaction end to end', () => {
           entry.done();
         }
       };
-      const watched = watchedClock(() => finish(true));
+      const watched = waitWatchingClock(() => finish(true));
       // Background compactions whose summary request has not come yet: a request that comes with
       // none is a step's own, in the foreground, which the step waits for.
       const unclaimed = new Set<Promise<unknown>>();

@@ -41,3 +41,27 @@ export const atCeiling = (): Message[] => [...under(), assistant(tokens(1_000, '
 export function stillClock(): Record<symbol, Clock> {
   return { [Symbol.for('ai-compaction.clock')]: { now: () => 0, sleep: realClock.sleep } };
 }
+
+/**
+ * The middleware's clock standing still, watched for waits: its sleeps (a summary's deadline, a
+ * step's wait for the summary being written) end only when aborted. A step that begins to wait
+ * (a sleep begun by compact/step.ts `waitFor`) is seen the moment it begins to, never by a time
+ * waited for: `onWait` runs then (a test holding a summary lets it go, so that a wait shows as a
+ * count, not as a loop that never ends). `waits()`: the waits begun; `waiting()`: those not over.
+ */
+export function waitWatchingClock(onWait: () => void = () => undefined): { options: Record<symbol, Clock>; waits: () => number; waiting: () => number } {
+  let waits = 0;
+  let waiting = 0;
+  const clock: Clock = {
+    now: () => 0,
+    sleep: (_ms, signal) =>
+      new Promise<void>((resolve) => {
+        if (signal?.aborted === true) return resolve();
+        const wait = new Error().stack?.includes('waitFor') === true;
+        if (wait) (waits++, waiting++);
+        signal?.addEventListener('abort', () => (wait && waiting--, resolve()), { once: true });
+        if (wait) onWait();
+      }),
+  };
+  return { options: { [Symbol.for('ai-compaction.clock')]: clock }, waits: () => waits, waiting: () => waiting };
+}

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { generateText, stepCountIs, streamText, wrapLanguageModel } from 'ai';
 import { type CompactionRecord, compaction } from '../../../src';
-import type { Clock } from '../../../src/clock';
 import { estimatePrompt } from '../../../src/sizing/estimate';
-import { gate } from '../../support/prepare-fixtures';
+import { gate, waitWatchingClock } from '../../support/prepare-fixtures';
 import { readFileAgent, readFileTools } from '../../support/read-file-agent';
 
 // One summary request a compaction (docs/design.md, "Preparing ahead"): a tool loop of 2,000-token
@@ -12,28 +11,6 @@ import { readFileAgent, readFileTools } from '../../support/read-file-agent';
 
 const OPENAI = { cachedInput: 0.1, cacheWrite: 1, output: 8, cacheTtl: 300_000 };
 const CEILING = 108_800;
-
-/**
- * The middleware's clock standing still: a sleep ends only when aborted. A step that begins to wait
- * for a summary (compact/step.ts `waitFor`) is counted, and `onWait` runs then (a test whose summary
- * is held lets it go, so that a wait shows as a count, not as a loop that never ends).
- */
-function standingClock(onWait: () => void = () => undefined) {
-  let waits = 0;
-  const clock: Clock = {
-    now: () => 0,
-    sleep: (_ms, signal) =>
-      new Promise<void>((resolve) => {
-        if (signal?.aborted === true) return resolve();
-        signal?.addEventListener('abort', () => resolve(), { once: true });
-        if (new Error().stack?.includes('waitFor') === true) {
-          waits++;
-          onWait();
-        }
-      }),
-  };
-  return { options: { [Symbol.for('ai-compaction.clock')]: clock }, waits: () => waits };
-}
 
 interface Hooks {
   /** Runs as the agent is asked for a summary (`index` from 0). */
@@ -58,7 +35,7 @@ async function loop(mode: 'generateText' | 'streamText', steps: number, { summar
       answered?.(at, estimatePrompt(agent.prompts[at - 1]!, agent.stepTools[at - 1] as never));
     },
   });
-  const clock = standingClock(onWait);
+  const clock = waitWatchingClock(onWait);
   const records: { step: number; record: CompactionRecord }[] = [];
   const background: Promise<unknown>[] = [];
   const middleware = compaction({ contextWindow: 128_000, pricing: OPENAI, waitUntil: (work) => void background.push(work), onCompaction: (record) => void records.push({ step: step + 1, record }), ...clock.options });
