@@ -1,4 +1,4 @@
-import { toolOutputText } from '../prompt/parts';
+import { stringifyJson, toolOutputText } from '../prompt/parts';
 import type { Message, Part } from '../prompt/types';
 import { CHARS_PER_TOKEN, IDENTIFIERS_CEILING_DIVISOR, IDENTIFIERS_MAX_TOKENS, IDENTIFIER_LINE_LIMIT } from '../tunables';
 
@@ -74,27 +74,25 @@ export function collectIdentifiers(covered: readonly Message[], previous: readon
  */
 export function resolvedErrors(conversation: readonly Message[]): Set<string> {
   const calls = new Map<string, string>();
-  const results = new Map<string, string[][]>();
+  // Each call's newest result's identifiers, and those of the results before it.
+  const newest = new Map<string, string[]>();
+  const earlier = new Set<string>();
   for (const message of conversation) {
     if (message.role === 'system') continue;
     for (const part of message.content) {
       if (part.type === 'tool-call' && typeof part.toolCallId === 'string') {
-        calls.set(part.toolCallId, `${String(part.toolName)}\u0000${typeof part.input === 'string' ? part.input : JSON.stringify(part.input)}`);
+        calls.set(part.toolCallId, `${String(part.toolName)}\u0000${typeof part.input === 'string' ? part.input : stringifyJson(part.input)}`);
       } else if (part.type === 'tool-result' && typeof part.toolCallId === 'string') {
         const call = calls.get(part.toolCallId);
         if (call === undefined) continue;
+        for (const line of newest.get(call) ?? []) earlier.add(line);
         const lines: string[] = [];
         partIdentifiers(part, lines);
-        results.set(call, [...(results.get(call) ?? []), lines]);
+        newest.set(call, lines);
       }
     }
   }
-  const standing = new Set<string>();
-  const earlier = new Set<string>();
-  for (const runs of results.values()) {
-    for (const line of runs[runs.length - 1]!) standing.add(line);
-    for (const run of runs.slice(0, -1)) for (const line of run) earlier.add(line);
-  }
+  const standing = new Set([...newest.values()].flat());
   return new Set([...earlier].filter((line) => !standing.has(line) && ERROR_LINE.test(line)));
 }
 

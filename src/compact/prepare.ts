@@ -176,8 +176,8 @@ export interface Candidate {
  * now (`summaryBound`, within `summaryTimeout`). `own`: the latest deadline is this instance's (its
  * summary's, or its own bound on waiting for another's); past it the step goes on as after a failure.
  */
-export async function writing(engine: Engine, view: StepView, model: Model, { from, end }: Span, pending: Candidate[], fits: (length: number) => boolean): Promise<{ until: number; own: boolean; couldFit: boolean } | undefined> {
-  const eligible = inSpan(view, { from, end });
+export async function writing(engine: Engine, view: StepView, model: Model, span: Span, pending: Candidate[], fits: (length: number) => boolean): Promise<{ until: number; own: boolean; couldFit: boolean } | undefined> {
+  const eligible = inSpan(view, span);
   let until: number | undefined;
   let own = false;
   let couldFit = false;
@@ -238,8 +238,7 @@ export async function readyCatchUp(engine: Engine, view: StepView, model: Model,
  * ceiling (`ready`), else the longest (`tooLarge`: the step compacts from it), placed in the view.
  */
 export async function findPrepared(engine: Engine, view: StepView, model: Model, plan: Span, limit: number): Promise<{ ready?: StepView; tooLarge?: StepView } | undefined> {
-  const { from, end } = plan;
-  const eligible = inSpan(view, { from, end });
+  const eligible = inSpan(view, plan);
   const candidates: { length: number; get: () => Promise<StoredCheckpoint | undefined> }[] = [];
   for (const entry of preparingOf(engine).peek(view.threadDigest!)?.entries ?? []) {
     if (entry.settled && (await eligible(entry))) candidates.push({ length: entry.length, get: () => entry.made });
