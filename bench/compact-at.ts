@@ -15,7 +15,7 @@ import type { ModelPricing } from '../src/types';
 import { ceiling } from '../src/sizing/ceiling';
 import { CACHE_IDLE_MS } from '../test/support/provider-server';
 import { PACE, pauses, runChat, TURNS as CHAT_TURNS } from './chat';
-import { MODES, WINDOWS, runContinuity } from './continuity';
+import { MODES, WINDOWS, runContinuity, wastedSteps } from './continuity';
 import type { Usage } from './cost';
 import { inChildren } from './pool';
 import { SPEED } from './provider';
@@ -375,13 +375,13 @@ function printContinuity(results: { piece: ContinuityPiece; result: ContinuityRe
         ...CONTINUITY_WINDOWS.map((window) => {
           const cell = results.filter(({ piece }) => piece.window === window && piece.variant === variant && piece.mode === mode).map(({ result }) => result);
           const unfinished = cell.filter((result) => !result.finished).length;
-          return `${wastedIn(cell)} (${unfinished}, ${sum(cell.map((result) => result.summaryRequests))})`;
+          return `${wastedSteps(cell)} (${unfinished}, ${sum(cell.map((result) => result.summaryRequests))})`;
         }),
       ]),
     );
   }
   // The default's fidelity condition: with the recall tool, at most 1.25x the steps 'ceiling' wastes without it, at every window.
-  const wasted = (variant: number, mode: string, window: number) => wastedIn(results.filter(({ piece }) => piece.window === window && piece.variant === variant && piece.mode === mode).map(({ result }) => result));
+  const wasted = (variant: number, mode: string, window: number) => wastedSteps(results.filter(({ piece }) => piece.window === window && piece.variant === variant && piece.mode === mode).map(({ result }) => result));
   for (const mode of MODES.filter((each) => each !== 'honest')) {
     const cells = CONTINUITY_WINDOWS.map((window) => ({ window, cost: wasted(WITH_RECALL, mode, window), ceiling: wasted(CEILING, mode, window) }));
     const held = cells.filter(({ cost, ceiling }) => cost <= 1.25 * ceiling).length;
@@ -393,7 +393,3 @@ function printContinuity(results: { piece: ContinuityPiece; result: ContinuityRe
   console.log(`honest: ${VARIANTS[WITH_RECALL]!.name} wastes ${honest.join(', ')} steps (target: 0 at every window).`);
 }
 
-/** Steps wasted by runs: each finished run's steps over the shortest run, each unfinished one its cap less the shortest. */
-function wastedIn(cell: ContinuityResult[]): number {
-  return sum(cell.map((result) => result.overShortest ?? result.cap - result.fewest));
-}

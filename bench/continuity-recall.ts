@@ -11,7 +11,7 @@
  */
 import { positionedMessages } from '../src/recall/messages';
 import { searchMessages } from '../src/recall/search';
-import { type ContinuityRun, type Configuration, KEEP, MODES, WINDOWS, absentPieces, runContinuity } from './continuity';
+import { type ContinuityRun, type Configuration, KEEP, MODES, WINDOWS, absentPieces, runContinuity, wastedSteps } from './continuity';
 import { PROFILES } from './compact-at';
 import { addUsage, costOf } from './cost';
 import { inChildren } from './pool';
@@ -67,7 +67,6 @@ export async function runRecallPiece({ configuration, variant, handWritten = fal
   return runs;
 }
 
-const wasted = (runs: ContinuityRun[]) => runs.reduce((sum, run) => sum + (run.overShortest ?? run.cap - run.fewest), 0);
 const inputCost = (runs: ContinuityRun[]) => costOf(addUsage(...runs.map((run) => run.usage))).input;
 const lookups = (runs: ContinuityRun[]) => runs.reduce((sum, run) => sum + run.lookups, 0);
 const unfinished = (runs: ContinuityRun[]) => runs.filter((run) => !run.finished).length;
@@ -114,10 +113,10 @@ function printCostAgainstCeiling(all: Array<ContinuityRun & { variant: Variant }
   let met = true;
   for (const mode of MODES) {
     for (const [label, runs] of [["'ceiling', without recall", ceilingRuns], ["'cost', with recall", costRuns]] as const) {
-      rows.push([mode, label, ...windows.map((window) => `${wasted(runs(mode, window))} (${lookups(runs(mode, window))})`), String(wasted(runs(mode))), tokens(inputCost(runs(mode)))]);
+      rows.push([mode, label, ...windows.map((window) => `${wastedSteps(runs(mode, window))} (${lookups(runs(mode, window))})`), String(wastedSteps(runs(mode))), tokens(inputCost(runs(mode)))]);
     }
-    rows.push([mode, "'cost' / 'ceiling'", ...windows.map((window) => ratio(wasted(costRuns(mode, window)), wasted(ceilingRuns(mode, window)))), ratio(wasted(costRuns(mode)), wasted(ceilingRuns(mode))), `${(inputCost(costRuns(mode)) / inputCost(ceilingRuns(mode))).toFixed(2)}x`]);
-    met &&= windows.every((window) => within(wasted(costRuns(mode, window)), wasted(ceilingRuns(mode, window))));
+    rows.push([mode, "'cost' / 'ceiling'", ...windows.map((window) => ratio(wastedSteps(costRuns(mode, window)), wastedSteps(ceilingRuns(mode, window)))), ratio(wastedSteps(costRuns(mode)), wastedSteps(ceilingRuns(mode))), `${(inputCost(costRuns(mode)) / inputCost(ceilingRuns(mode))).toFixed(2)}x`]);
+    met &&= windows.every((window) => within(wastedSteps(costRuns(mode, window)), wastedSteps(ceilingRuns(mode, window))));
   }
   printTable(['summaries', 'compactAt', ...windows.map((window) => `${tokens(window)}: wasted (lookups)`), 'wasted, all windows', 'input cost'], rows);
   console.log(`At most 1.25x the ceiling's waste at every window and with every summary kind: ${met ? 'yes' : 'no'}.`);
@@ -147,8 +146,8 @@ export async function run(): Promise<void> {
       rows.push([
         mode,
         LABEL[variant],
-        ...windows.map((window) => `${wasted(of(window))} (${lookups(of(window))})`),
-        String(wasted(of())),
+        ...windows.map((window) => `${wastedSteps(of(window))} (${lookups(of(window))})`),
+        String(wastedSteps(of())),
         String(lookups(of())),
         String(unfinished(of())),
         `${sum(of(), (run) => run.keys.issued - 1)} / ${sum(of(), (run) => run.keys.undone)}`,
@@ -165,11 +164,11 @@ export async function run(): Promise<void> {
   const target: string[] = [];
   for (const mode of ['lossy', 'amnesiac'] as const) {
     const of = (variant: Variant, window?: number) => own.filter((each) => each.mode === mode && each.variant === variant && (window === undefined || each.window === window));
-    const half = wasted(of('tool')) * 2 <= wasted(of('none'));
-    const never = windows.every((window) => wasted(of('tool', window)) <= wasted(of('none', window)));
+    const half = wastedSteps(of('tool')) * 2 <= wastedSteps(of('none'));
+    const never = windows.every((window) => wastedSteps(of('tool', window)) <= wastedSteps(of('none', window)));
     const cost = inputCost(of('tool')) / inputCost(of('none'));
     target.push(
-      `${mode}: with recall ${wasted(of('tool'))} steps wasted against ${wasted(of('none'))} without (at most half: ${half ? 'yes' : 'no'}; never more at a window: ${never ? 'yes' : 'no'}); input cost ${cost.toFixed(3)}x (at most 1.05x: ${cost <= 1.05 ? 'yes' : 'no'})`,
+      `${mode}: with recall ${wastedSteps(of('tool'))} steps wasted against ${wastedSteps(of('none'))} without (at most half: ${half ? 'yes' : 'no'}; never more at a window: ${never ? 'yes' : 'no'}); input cost ${cost.toFixed(3)}x (at most 1.05x: ${cost <= 1.05 ? 'yes' : 'no'})`,
     );
   }
   const unfound = sum(all, (run) => run.unfound);
@@ -177,19 +176,19 @@ export async function run(): Promise<void> {
   target.push(`The tool's answers hold only text of the messages handed to it: ${unfound} paragraphs of ${answered} answers found in none of them (0 wanted: ${unfound === 0 ? 'yes' : 'no'}); the guard itself counts ${absentPieces(MADE_UP, HANDED)} for an answer that makes a line up (more than 0 wanted)`);
   if (unfound > 0) process.exitCode = 1;
   const honest = own.filter((each) => each.mode === 'honest' && each.variant === 'tool');
-  target.push(`honest with recall: ${wasted(honest)} steps wasted, ${lookups(honest)} lookups (0 wanted: ${wasted(honest) === 0 ? 'yes' : 'no'})`);
+  target.push(`honest with recall: ${wastedSteps(honest)} steps wasted, ${lookups(honest)} lookups (0 wanted: ${wastedSteps(honest) === 0 ? 'yes' : 'no'})`);
   const controls = MODES.map((mode) => {
     const of = (variant: Variant) => own.filter((each) => each.mode === mode && each.variant === variant);
-    return `${mode} ${wasted(of('empty'))} against ${wasted(of('none'))} without`;
+    return `${mode} ${wastedSteps(of('empty'))} against ${wastedSteps(of('none'))} without`;
   });
   const failed = MODES.some((mode) => {
     const of = (variant: Variant) => own.filter((each) => each.mode === mode && each.variant === variant);
-    return wasted(of('empty')) < wasted(of('none'));
+    return wastedSteps(of('empty')) < wastedSteps(of('none'));
   });
   target.push(`The control, a recall tool that answers nothing (it must improve nothing): ${controls.join('; ')} (improves nothing: ${failed ? 'no' : 'yes'})`);
   const worse = (['lossy', 'amnesiac'] as const).map((mode) => {
     const of = (variant: Variant) => own.filter((each) => each.mode === mode && each.variant === variant);
-    return { mode, empty: wasted(of('empty')), tool: wasted(of('tool')) };
+    return { mode, empty: wastedSteps(of('empty')), tool: wastedSteps(of('tool')) };
   });
   target.push(
     `The instrument can fail: the tool answering nothing must waste more than the real one: ${worse.map(({ mode, empty, tool }) => `${mode} ${empty} against ${tool}`).join('; ')} (it does: ${worse.every(({ empty, tool }) => empty > tool) ? 'yes' : 'no'})`,
@@ -212,14 +211,14 @@ export async function run(): Promise<void> {
   console.log(`\nThe hand-written strategies with and without the tool, every window (each at this middleware's ceiling for it), seed 1, failure block early; "wasted" as above (an unfinished run counts its cap)`);
   printTable(
     ['window', 'strategy', 'summaries', 'recall', 'finished', 'wasted', 'lookups', 'violations', 'repeated calls', 'input cost'],
-    hand.map((each) => [tokens(each.window), each.strategy, each.summarizes ? each.mode : '-', LABEL[each.variant], each.finished ? 'yes' : `no (${each.outcome})`, String(wasted([each])), String(each.lookups), String(each.violations), String(each.repeatedCalls), tokens(costOf(each.usage).input)]),
+    hand.map((each) => [tokens(each.window), each.strategy, each.summarizes ? each.mode : '-', LABEL[each.variant], each.finished ? 'yes' : `no (${each.outcome})`, String(wastedSteps([each])), String(each.lookups), String(each.violations), String(each.repeatedCalls), tokens(costOf(each.usage).input)]),
   );
   // Summed over the windows, per strategy and summary kind: with the tool against without.
   for (const strategy of [...new Set(hand.map((each) => each.strategy))]) {
     for (const mode of [...new Set(hand.filter((each) => each.strategy === strategy).map((each) => each.mode))]) {
       const of = (variant: Variant) => hand.filter((each) => each.strategy === strategy && each.mode === mode && each.variant === variant);
       const label = of('none')[0]?.summarizes === false ? strategy : `${strategy}, ${mode}`;
-      console.log(`${label}: ${wasted(of('tool'))} steps wasted with the tool against ${wasted(of('none'))} without, over the windows; input cost ${(inputCost(of('tool')) / inputCost(of('none'))).toFixed(3)}x`);
+      console.log(`${label}: ${wastedSteps(of('tool'))} steps wasted with the tool against ${wastedSteps(of('none'))} without, over the windows; input cost ${(inputCost(of('tool')) / inputCost(of('none'))).toFixed(3)}x`);
     }
   }
 }

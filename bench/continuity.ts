@@ -188,6 +188,11 @@ export interface ContinuityRun {
   calls: ToolCallRecord[];
 }
 
+/** Steps wasted by runs: each finished run's steps over the shortest run, each unfinished one its cap less the shortest. */
+export function wastedSteps(runs: readonly Pick<ContinuityRun, 'overShortest' | 'cap' | 'fewest'>[]): number {
+  return runs.reduce((sum, run) => sum + (run.overShortest ?? run.cap - run.fewest), 0);
+}
+
 /** Marks each call made before with the same tool and input (keys in any order), whatever its result. */
 export function markRepeats(calls: Omit<ToolCallRecord, 'repeat'>[]): ToolCallRecord[] {
   const seen = new Set<string>();
