@@ -195,6 +195,13 @@ export function prepareAction(facts: StepFacts, step: StepAction): PrepareAction
   if (start === undefined) return undefined;
   const { size, pace, summaryMs } = facts;
   const { whole, live, grown } = start;
+  // No time passes between this conversation's steps (a clock standing still): a summary begun at
+  // the step ahead of the ceiling is ready as soon as one begun in the band, and covers more.
+  if (pace !== undefined && pace.meanInterval === 0 && grown > 0) {
+    if (size + grown < ceiling) return undefined;
+    if (whole) return { kind: 'start', rule: 'step-ahead', whole: true, catchUp: false };
+    return live ? { kind: 'start', rule: 'step-ahead', whole: false, catchUp: false } : undefined;
+  }
   if (pace !== undefined && summaryMs !== undefined && summaryMs >= MEASURED_SUMMARY_MS && grown > 0) {
     // Summaries measured: a summary begun now should be ready about when the ceiling is reached.
     if (size + pace.growth < ceiling) {

@@ -75,10 +75,10 @@ describe('compaction end to end', () => {
     });
   }
 
-  for (const mode of ['generateText', 'streamText'] as const) {
-    it(`should keep every prompt after a compaction within the budget in a ${mode} loop with a 6,000-token system prompt, prepared ahead`, async () => {
-      // The clock stands still (only `Date`): these summaries take no time, and preparing is not
-      // timed to them (docs/design.md, "Preparing ahead").
+  for (const [mode, stepMs] of [['generateText', 0], ['streamText', 0], ['generateText', 1_000], ['streamText', 1_000]] as const) {
+    it(`should keep every prompt after a compaction within the budget in a ${mode} loop with a 6,000-token system prompt, prepared ahead, ${stepMs / 1_000} s a step`, async () => {
+      // Only `Date` is faked: these summaries take no time, and preparing is not timed to them
+      // (docs/design.md, "Preparing ahead"); the clock stands still, or moves a second a step.
       vi.useFakeTimers({ toFake: ['Date'] });
       const agent = readFileAgent();
       const background: Promise<unknown>[] = [];
@@ -86,7 +86,7 @@ describe('compaction end to end', () => {
       const middleware = compaction({ contextWindow: WINDOW, waitUntil: (work) => void background.push(work), onCompaction: (record) => void records.push(record) });
       const model = wrapLanguageModel({ model: agent.model as never, middleware });
       const system = `You are a coding agent. ${'s'.repeat(24_000)}`;
-      const options = { model, tools: readFileTools, stopWhen: stepCountIs(STEPS + 5), system, prompt: 'Read every file of the project.' };
+      const options = { model, tools: readFileTools, stopWhen: stepCountIs(STEPS + 5), prepareStep: () => void vi.setSystemTime(Date.now() + stepMs), system, prompt: 'Read every file of the project.' };
       const result = mode === 'generateText' ? await generateText(options) : streamText(options);
       expect(await result.text).toBe('All 64 files read.');
       await Promise.all(background);
@@ -100,27 +100,30 @@ describe('compaction end to end', () => {
       // No step waits: every compaction was prepared ahead, and none is made twice.
       for (const record of records) expect(record.prepared).toBe(true);
       // A compaction every 5th step: it leaves the prompt at about 8,650 (frame + 2,600), four
-      // 2,000-token steps under the ceiling. Summaries this scripted model writes at once are never
-      // measured as slow, so each cycle prepares at the band (13,600) and again for the next step
-      // (16,6xx), which is the one sent: two requests a compaction (docs/design.md, "Preparing ahead").
+      // 2,000-token steps under the ceiling. Where time passes, summaries this scripted model writes
+      // at once are never measured as slow, so each cycle prepares at the band (13,600) and again for
+      // the next step (16,6xx), which is the one sent: two requests a compaction. Where none passes,
+      // the band hides nothing: only the step ahead prepares, one request a compaction
+      // (docs/design.md, "Preparing ahead").
       expect(records.map((record) => record.messagesCovered)).toEqual([11, 21, 31, 41, 51, 61, 71, 81, 91, 101, 111, 121]);
-      expect(agent.summaries()).toBe(2 * records.length);
+      expect(agent.summaries()).toBe((stepMs === 0 ? 1 : 2) * records.length);
     });
   }
   for (const mode of ['generateText', 'streamText'] as const) {
     it(`should send a catch-up in a ${mode} loop once its summary is written, no step waiting for it`, async () => {
-      // The clock stands still: these summaries take no time to measure, and preparing is not timed
-      // to them (docs/design.md, "Preparing ahead").
+      // Each step a second after the one before (a model takes time to answer; where no time passes
+      // the band is skipped, the test above); these summaries take no time to measure, and
+      // preparing is not timed to them (docs/design.md, "Preparing ahead").
       vi.useFakeTimers({ toFake: ['Date'] });
       // The second summary request (step 9's, of its whole conversation for the next step) is held
       // until the agent answers step 14; a step that waited for it would hold the loop: the moment
       // one begins to, it is opened and the test fails.
       const slow = gate();
       let waited = false;
-      const watched = waitWatchingClock(() => {
+      const { options: watched, advance } = waitWatchingClock(() => {
         waited = true;
         slow.open();
-      }).options;
+      });
       const background: Promise<unknown>[] = [];
       let step = 0;
       const requested: number[] = [];
@@ -139,7 +142,7 @@ describe('compaction end to end', () => {
       const records: { step: number; record: CompactionRecord }[] = [];
       const middleware = compaction({ contextWindow: WINDOW, waitUntil: (work) => void background.push(work), onCompaction: (record) => void records.push({ step: step + 1, record }), ...watched });
       const model = wrapLanguageModel({ model: agent.model as never, middleware });
-      const options = { model, tools: readFileTools, stopWhen: stepCountIs(STEPS + 5), system: 'You are a coding agent.', prompt: 'Read every file of the project.' };
+      const options = { model, tools: readFileTools, stopWhen: stepCountIs(STEPS + 5), prepareStep: () => advance(1_000), system: 'You are a coding agent.', prompt: 'Read every file of the project.' };
       const result = mode === 'generateText' ? await generateText(options) : streamText(options);
       expect(await result.text).toBe('All 64 files read.');
       await Promise.all(background);

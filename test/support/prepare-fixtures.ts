@@ -47,13 +47,15 @@ export function stillClock(): Record<symbol, Clock> {
  * step's wait for the summary being written) end only when aborted. A step that begins to wait
  * (a sleep begun by compact/step.ts `waitFor`) is seen the moment it begins to, never by a time
  * waited for: `onWait` runs then (a test holding a summary lets it go, so that a wait shows as a
- * count, not as a loop that never ends). `waits()`: the waits begun; `waiting()`: those not over.
+ * count, not as a loop that never ends). `waits()`: the waits begun; `waiting()`: those not over;
+ * `advance(ms)` moves the clock (time between steps; a sleep still ends only when aborted).
  */
-export function waitWatchingClock(onWait: () => void = () => undefined): { options: Record<symbol, Clock>; waits: () => number; waiting: () => number } {
+export function waitWatchingClock(onWait: () => void = () => undefined): { options: Record<symbol, Clock>; waits: () => number; waiting: () => number; advance: (ms: number) => void } {
   let waits = 0;
   let waiting = 0;
+  let time = 0;
   const clock: Clock = {
-    now: () => 0,
+    now: () => time,
     sleep: (_ms, signal) =>
       new Promise<void>((resolve) => {
         if (signal?.aborted === true) return resolve();
@@ -63,5 +65,5 @@ export function waitWatchingClock(onWait: () => void = () => undefined): { optio
         if (wait) onWait();
       }),
   };
-  return { options: { [Symbol.for('ai-compaction.clock')]: clock }, waits: () => waits, waiting: () => waiting };
+  return { options: { [Symbol.for('ai-compaction.clock')]: clock }, waits: () => waits, waiting: () => waiting, advance: (ms) => void (time += ms) };
 }

@@ -612,6 +612,8 @@ describe('prepare', () => {
       // Grow until the prompt with the catch-up is in the band again.
       let index = 0;
       while (background.length < 3 && index < 20) {
+        // a person's turn takes time (where none passes, the step ahead of the ceiling prepares instead of the band)
+        vi.setSystemTime(Date.now() + 30_000);
         conversation = [...conversation, assistant(tokens(1_000, 'e')), user(`more ${index++}`)];
         await wrapped.doGenerate({ prompt: conversation });
         await settled();
@@ -646,6 +648,9 @@ describe('prepare', () => {
       const conversation: Message[] = [user('Fix the build.')];
       const steps: LoopStep[] = [];
       for (let index = 0; index < count; index++) {
+        // A second between steps, as a model takes to answer: the band is there to hide a summary's
+        // time behind the conversation's (where no time passes, the step ahead prepares: policy.test.ts).
+        vi.setSystemTime(Date.now() + 1_000);
         const { middleware, background, records, settled } = instanceOf(index);
         const before = { background: background.length, records: records.length };
         const result = await wrap(scripted.model, middleware).doGenerate({ prompt: [big, ...conversation] });
@@ -1074,7 +1079,10 @@ describe('prepare', () => {
       const background: Promise<unknown>[] = [];
       const middleware = compaction({ contextWindow: WINDOW, onCompaction: (record) => void records.push(record), waitUntil: (promise) => void background.push(promise) });
       const model = wrapLanguageModel({ model: agent.model as never, middleware });
-      const result = await generateText({ model, tools: readFileTools, stopWhen: stepCountIs(69), system: 'You are a coding agent.', prompt: 'Read every file of the project.' });
+      // Each step a second after the one before, as a model takes to answer (where no time passes,
+      // nothing is prepared in the band: the step ahead of the ceiling prepares).
+      const prepareStep = () => void vi.setSystemTime(Date.now() + 1_000);
+      const result = await generateText({ model, tools: readFileTools, stopWhen: stepCountIs(69), prepareStep, system: 'You are a coding agent.', prompt: 'Read every file of the project.' });
       await Promise.all(background);
       expect(result.text).toBe('All 64 files read.');
       expect(agent.prompts).toHaveLength(64);
