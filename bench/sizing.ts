@@ -24,6 +24,7 @@ import { type CompactionMiddleware, type CompactionOptions, compaction, isSummar
 import { redisStore } from '../src/redis';
 import { charsPerToken, tokenizerFactor } from '../src/sizing/learned';
 import type { ModelSizing } from '../src/store/format';
+import type { Clock } from '../src/clock';
 import { type AgentRequest, createProjectTools, projectToolDescriptions, startProviderServer } from '../test/support/provider-server';
 import { pick, rng } from '../test/support/provider-server/random';
 import { startRedisServer } from '../test/support/redis-server';
@@ -249,9 +250,11 @@ interface Counters {
  * Hands each step to the current instance and starts a new one every `every` steps (a step's
  * `wrapGenerate` goes to the instance whose `transformParams` made its params).
  */
-function rotating(make: (onCompaction: CompactionOptions['onCompaction']) => CompactionMiddleware, every: number, counters: Counters): LanguageModelMiddleware {
+function rotating(make: Make, every: number, counters: Counters, clock: Clock | undefined): LanguageModelMiddleware {
   const onCompaction: CompactionOptions['onCompaction'] = (record) => void (record.reason === 'overflow' ? counters.overflow++ : counters.auto++);
-  let current = make(onCompaction);
+  // every instance reads the run's virtual clock (a figure must not depend on the machine's speed)
+  const given = { onCompaction, ...(clock === undefined ? {} : { [Symbol.for('ai-compaction.clock')]: clock }) };
+  let current = make(given);
   counters.instances = 1;
   let steps = 0;
   const owners = new WeakMap<object, CompactionMiddleware>();
@@ -261,7 +264,7 @@ function rotating(make: (onCompaction: CompactionOptions['onCompaction']) => Com
     transformParams: async (options) => {
       if (!isSummaryRequest(options.params)) {
         if (steps > 0 && steps % every === 0) {
-          current = make(onCompaction);
+          current = make(given);
           counters.instances++;
         }
         steps++;
@@ -283,11 +286,14 @@ interface ColdRow {
   row: Row;
 }
 
-async function coldStart(store: string, variant: string, make: (onCompaction: CompactionOptions['onCompaction']) => CompactionMiddleware): Promise<ColdRow> {
+/** An instance of a build, given the run's `onCompaction` and clock. */
+type Make = (options: Pick<CompactionOptions, 'onCompaction'>) => CompactionMiddleware;
+
+async function coldStart(store: string, variant: string, make: Make): Promise<ColdRow> {
   const counters: Counters = { overflow: 0, auto: 0, instances: 0 };
   const strategy: Strategy = {
     name: variant,
-    start: async () => ({ middleware: [rotating(make, STEPS_PER_INSTANCE, counters)], compactions: () => counters.overflow + counters.auto }),
+    start: async (_window, run) => ({ middleware: [rotating(make, STEPS_PER_INSTANCE, counters, run?.clock)], compactions: () => counters.overflow + counters.auto }),
   };
   return { store, variant, counters, row: await runStrategy(strategy) };
 }
@@ -320,13 +326,13 @@ export async function run(): Promise<void> {
   try {
     const rows: ColdRow[] = [];
     const memory = 'memory, empty at each start';
-    rows.push(await coldStart(memory, before.name, (onCompaction) => before.compaction({ contextWindow: WINDOW, onCompaction })));
-    rows.push(await coldStart(memory, 'after', (onCompaction) => AFTER.compaction({ contextWindow: WINDOW, onCompaction })));
-    rows.push(await coldStart(memory, 'after, estimate: countTokens', (onCompaction) => AFTER.compaction({ contextWindow: WINDOW, onCompaction, estimate: (text) => countTokens(text) })));
+    rows.push(await coldStart(memory, before.name, (options) => before.compaction({ contextWindow: WINDOW, ...options })));
+    rows.push(await coldStart(memory, 'after', (options) => AFTER.compaction({ contextWindow: WINDOW, ...options })));
+    rows.push(await coldStart(memory, 'after, estimate: countTokens', (options) => AFTER.compaction({ contextWindow: WINDOW, ...options, estimate: (text) => countTokens(text) })));
     let run = 0;
     for (const build of [before, AFTER]) {
       const prefix = `bench-sizing-${Date.now()}-${run++}:`;
-      rows.push(await coldStart('one shared Redis', build.name, (onCompaction) => build.compaction({ contextWindow: WINDOW, onCompaction, store: build.redisStore({ client, prefix }) })));
+      rows.push(await coldStart('one shared Redis', build.name, (options) => build.compaction({ contextWindow: WINDOW, ...options, store: build.redisStore({ client, prefix }) })));
     }
     console.log(`\n(b) The 500-step session, a new instance every ${STEPS_PER_INSTANCE} steps (a serverless host), window ${WINDOW.toLocaleString('en-US')}, ceiling ${CEILING.toLocaleString('en-US')}`);
     printTable(

@@ -142,7 +142,7 @@ describe('compaction end to end', () => {
       const records: { step: number; record: CompactionRecord }[] = [];
       const middleware = compaction({ contextWindow: WINDOW, waitUntil: (work) => void background.push(work), onCompaction: (record) => void records.push({ step: step + 1, record }), ...watched });
       const model = wrapLanguageModel({ model: agent.model as never, middleware });
-      const options = { model, tools: readFileTools, stopWhen: stepCountIs(STEPS + 5), prepareStep: () => advance(1_000), system: 'You are a coding agent.', prompt: 'Read every file of the project.' };
+      const options = { model, tools: readFileTools, stopWhen: stepCountIs(STEPS + 5), prepareStep: () => void advance(1_000), system: 'You are a coding agent.', prompt: 'Read every file of the project.' };
       const result = mode === 'generateText' ? await generateText(options) : streamText(options);
       expect(await result.text).toBe('All 64 files read.');
       await Promise.all(background);
