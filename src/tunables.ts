@@ -154,6 +154,16 @@ export const CATCH_UP_CACHED_SHARE = 0.5;
  */
 export const RECENT_MEASURES = 8;
 
+// ---- Compaction timed by what it costs (docs/design.md, "Compaction timed by what it costs") ----
+
+/**
+ * How many times the cost trigger counts a compaction's measured cost: once for its summary
+ * requests and the step written to the cache afresh, once more for what the conversation redoes
+ * after it (what its checkpoint did not keep, asked for again: measured on the continuity
+ * scoreboard, benchmarks.md "cost").
+ */
+export const COMPACTION_COST_COUNTED = 2;
+
 // ---- Summaries in flight (docs/design.md, "No summary holds a step without bound") ----
 
 /** The default of `summaryTimeout`: a summary request is aborted after this long. */

@@ -1,3 +1,4 @@
+import { COMPACTION_COST_COUNTED } from '../tunables';
 import type { ModelPricing } from '../types';
 
 /**
@@ -36,7 +37,8 @@ export function compactionCost(prices: ModelPricing, summary: SummaryTokens, lef
 /**
  * The trigger that costs least: a conversation growing `growth` tokens a step, left at `left` by a
  * compaction costing `cost`, pays per step `r (left + x / 2) + cost growth / x` between two
- * compactions `x` tokens apart, least at `x = sqrt(2 cost growth / r)`. Never above the ceiling, and
+ * compactions `x` tokens apart, least at `x = sqrt(2 cost growth / r)`; the cost counted
+ * `COMPACTION_COST_COUNTED` times (its requests, and what the conversation redoes after it). Never above the ceiling, and
  * never so low that a compaction frees less than half of what it compacts: what it compacts (the
  * prompt less its `frame`, the system messages and tools) at least twice what it keeps (`left` less
  * the frame). Input is free of charge when cached (`r` 0) or nothing grows: the ceiling.
@@ -44,7 +46,7 @@ export function compactionCost(prices: ModelPricing, summary: SummaryTokens, lef
 export function costTrigger({ prices, growth, cost }: Economy, left: number, frame: number, ceiling: number): number {
   const r = prices.cachedInput;
   if (!(r > 0) || !(growth > 0)) return ceiling;
-  const cheapest = left + Math.sqrt((2 * cost * growth) / r);
+  const cheapest = left + Math.sqrt((2 * COMPACTION_COST_COUNTED * cost * growth) / r);
   const lowest = left + Math.max(0, left - frame);
   return Math.round(Math.min(ceiling, Math.max(lowest, cheapest)));
 }

@@ -51,15 +51,17 @@ async function loop(mode: 'generateText' | 'streamText', steps: number, { summar
 describe('one summary request a compaction', () => {
   it('should make one summary request a compaction in a 200-step tool loop, no step waiting', async () => {
     const { agent, records, requested, sizes, waits, middleware } = await loop('generateText', 200);
-    // The whole compaction starts one step ahead of the trigger and the next step sends it: 17
-    // compactions, 18 requests (the last, beside step 200, comes after the loop's last step).
-    // Preparing in the band of the trigger as well made 20 compactions and 39 requests here.
-    expect(records).toHaveLength(17);
-    expect(agent.summaries()).toBe(18);
-    expect(middleware.usage().requests).toBe(18);
+    // The whole compaction starts one step ahead of the trigger and the next step sends it: 10
+    // compactions, 10 requests (the first at step 56, then every 15 to 19 steps). Preparing in the
+    // band of the trigger as well made 20 compactions and 39 requests here (with a compaction's cost
+    // counted once in the trigger: "Compaction timed by what it costs").
+    expect(records).toHaveLength(10);
+    expect(agent.summaries()).toBe(10);
+    expect(middleware.usage().requests).toBe(10);
+    expect(records.map(({ step }) => step)).toEqual([56, 75, 92, 108, 123, 138, 153, 168, 183, 198]);
     for (const { record } of records) expect(record).toMatchObject({ prepared: true, rule: 'prepared', usage: { requests: 1 } });
     // Each request comes once the step before the one that sends it is answered.
-    expect(records.map(({ step }) => step)).toEqual(requested.slice(0, 17));
+    expect(records.map(({ step }) => step)).toEqual(requested);
     expect(waits).toBe(0);
     for (const size of sizes) expect(size).toBeLessThan(CEILING);
   });
@@ -78,12 +80,12 @@ describe('one summary request a compaction', () => {
         },
         onWait: () => ninety.open(),
       });
-      // Step 52 (102,493 tokens), whose next step reaches the trigger, starts the compaction of its
-      // whole conversation; step 53 sends it, and no catch-up follows: one request for the
+      // Step 55 (108,519 tokens), whose next step reaches the trigger, starts the compaction of its
+      // whole conversation; step 56 sends it, and no catch-up follows: one request for the
       // compaction. (Before, step 43 prepared in the band; its checkpoint, held until step 50, went
       // out at step 51 with steps 43 to 50 live after it, 23,507 tokens, and a catch-up followed.)
-      expect(requested).toEqual([53]);
-      expect(records.map(({ step, record }) => [step, record.rule, record.tokensBefore, record.tokensAfter])).toEqual([[53, 'prepared', 104_513, 17_196]]);
+      expect(requested).toEqual([56]);
+      expect(records.map(({ step, record }) => [step, record.rule, record.tokensBefore, record.tokensAfter])).toEqual([[56, 'prepared', 110_539, 17_208]]);
       expect(waits).toBe(0);
       for (const size of sizes) expect(size).toBeLessThan(CEILING);
     });

@@ -3,7 +3,8 @@ import { cacheExpired, compactionCost, costTrigger, expectedSaving } from '../..
 import type { ModelPricing } from '../../../src/types';
 
 // Compaction timed by what it costs (docs/design.md, "Compaction timed by what it costs"): the
-// trigger `W0 + sqrt(2 K g / r)` as a table of exact numbers, within its bounds. Every figure in
+// trigger `W0 + sqrt(2 c K g / r)` (c: a compaction's cost counted twice, its requests and what
+// the conversation redoes after it) as a table of exact numbers, within its bounds. Every figure in
 // tokens at the model's input price.
 
 const OPENAI: ModelPricing = { cachedInput: 0.1, cacheWrite: 1, output: 8, cacheTtl: 300_000 };
@@ -29,13 +30,13 @@ describe('compactionCost', () => {
 describe('costTrigger', () => {
   const rows: [string, ModelPricing, number, number, number, number][] = [
     // [what, prices, growth a step, measured cost K, left W0, trigger]
-    ['OpenAI, 2,000 a step: 20,000 + sqrt(2 x 40,000 x 2,000 / 0.1) = 20,000 + 40,000', OPENAI, 2_000, 40_000, 20_000, 60_000],
-    ['slower, 500 a step: 20,000 + 20,000', OPENAI, 500, 40_000, 20_000, 40_000],
-    ['faster, 8,000 a step: 20,000 + 80,000', OPENAI, 8_000, 40_000, 20_000, 100_000],
-    ['Anthropic, its cost 41,250: 20,000 + 40,620', ANTHROPIC, 2_000, 41_250, 20_000, 60_620],
-    ['a cheaper compaction, 10,000: 20,000 + 20,000', OPENAI, 2_000, 10_000, 20_000, 40_000],
-    ['12,000 a step: 117,980, never above the ceiling', OPENAI, 12_000, 40_000, 20_000, CEILING],
-    ['100 a step: 28,944, never so low that it frees less than half of what it compacts (20,000 + 18,000)', OPENAI, 100, 40_000, 20_000, 38_000],
+    ['OpenAI, 2,000 a step: 20,000 + sqrt(2 x 2 x 40,000 x 2,000 / 0.1) = 20,000 + 56,569', OPENAI, 2_000, 40_000, 20_000, 76_569],
+    ['slower, 500 a step: 20,000 + 28,284', OPENAI, 500, 40_000, 20_000, 48_284],
+    ['faster, 4,000 a step: 20,000 + 80,000', OPENAI, 4_000, 40_000, 20_000, 100_000],
+    ['Anthropic, its cost 41,250: 20,000 + 57,446', ANTHROPIC, 2_000, 41_250, 20_000, 77_446],
+    ['a cheaper compaction, 10,000: 20,000 + 28,284', OPENAI, 2_000, 10_000, 20_000, 48_284],
+    ['8,000 a step: 133,137, never above the ceiling', OPENAI, 8_000, 40_000, 20_000, CEILING],
+    ['100 a step: 32,649, never so low that it frees less than half of what it compacts (20,000 + 18,000)', OPENAI, 100, 40_000, 20_000, 38_000],
     ['left at 60,000: at least 118,000, so the ceiling', OPENAI, 2_000, 40_000, 60_000, CEILING],
     ['input free when cached: the ceiling', { ...OPENAI, cachedInput: 0 }, 2_000, 40_000, 20_000, CEILING],
     ['no growth: the ceiling', OPENAI, 0, 40_000, 20_000, CEILING],
