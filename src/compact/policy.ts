@@ -198,9 +198,7 @@ export function prepareAction(facts: StepFacts, step: StepAction): PrepareAction
   // No time passes between this conversation's steps (a clock standing still): a summary begun at
   // the step ahead of the ceiling is ready as soon as one begun in the band, and covers more.
   if (pace !== undefined && pace.meanInterval === 0 && grown > 0) {
-    if (size + grown < ceiling) return undefined;
-    if (whole) return { kind: 'start', rule: 'step-ahead', whole: true, catchUp: false };
-    return live ? { kind: 'start', rule: 'step-ahead', whole: false, catchUp: false } : undefined;
+    return size + grown < ceiling ? undefined : started('step-ahead', start);
   }
   if (pace !== undefined && summaryMs !== undefined && summaryMs >= MEASURED_SUMMARY_MS && grown > 0) {
     // Summaries measured: a summary begun now should be ready about when the ceiling is reached.
@@ -210,11 +208,9 @@ export function prepareAction(facts: StepFacts, step: StepAction): PrepareAction
       if (left > summaryMs) return undefined;
       if (pace.sinceShrunk !== undefined && pace.sinceShrunk + left < summaryMs) return undefined;
       if (!facts.tailFits) return undefined;
-      if (whole) return { kind: 'start', rule: 'timed', whole: true, catchUp: false };
-      return live ? { kind: 'start', rule: 'timed', whole: false, catchUp: false } : undefined;
+      return started('timed', start);
     }
-    if (whole) return { kind: 'start', rule: 'step-ahead', whole: true, catchUp: false };
-    return live ? { kind: 'start', rule: 'step-ahead', whole: false, catchUp: false } : undefined;
+    return started('step-ahead', start);
   }
   // Unmeasured: the next step, as large as the most it grew in a step lately, reaches the ceiling.
   if (grown > 0 && size + grown >= ceiling && whole) return { kind: 'start', rule: 'step-ahead', whole: true, catchUp: false };
@@ -244,8 +240,12 @@ function ahead(facts: StepFacts): PrepareAction | undefined {
   const { size, pace, summaryMs, ceiling } = facts;
   const trigger = dueAt(facts)!;
   const rule = size >= trigger || size + start.grown >= trigger ? 'step-ahead' : pace !== undefined && summaryMs !== undefined && summaryMs >= MEASURED_SUMMARY_MS && start.grown > 0 && timeLeft(pace, ceiling!, size) <= summaryMs ? 'timed' : undefined;
-  if (rule === undefined || !(start.whole || start.live)) return undefined;
-  return { kind: 'start', rule, whole: start.whole, catchUp: false };
+  return rule === undefined ? undefined : started(rule, start);
+}
+
+/** The compaction a preparation starts: of the whole conversation where it can cover it, else up to its live part; none where neither is left to prepare. */
+function started(rule: 'timed' | 'step-ahead', { whole, live }: { whole: boolean; live: boolean }): PrepareAction | undefined {
+  return whole || live ? { kind: 'start', rule, whole, catchUp: false } : undefined;
 }
 
 /** What a preparation begun now could cover, where one may begin: nothing in flight, clearing not enough, something not prepared yet; and the most the conversation grew in a step lately. */

@@ -37,9 +37,9 @@ export function compactionCost(prices: ModelPricing, summary: SummaryTokens, lef
 /**
  * The trigger that costs least: a conversation growing `growth` tokens a step, left at `left` by a
  * compaction costing `cost`, pays per step `r (left + x / 2) + cost growth / x` between two
- * compactions `x` tokens apart, least at `x = sqrt(2 cost growth / r)`; the cost counted
- * `COMPACTION_COST_COUNTED` times (its requests, and what the conversation redoes after it). Never above the ceiling, and
- * never so low that a compaction frees less than half of what it compacts: what it compacts (the
+ * compactions `x` tokens apart, least at `x = sqrt(2 cost growth / r)`; the cost is counted
+ * `COMPACTION_COST_COUNTED` times (its requests, and what the conversation redoes after it). Never
+ * above the ceiling, and never so low that a compaction frees less than half of what it compacts: what it compacts (the
  * prompt less its `frame`, the system messages and tools) at least twice what it keeps (`left` less
  * the frame). Input is free of charge when cached (`r` 0) or nothing grows: the ceiling.
  */
