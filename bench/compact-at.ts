@@ -47,8 +47,12 @@ export function profileCost({ input, cached, output }: Usage, prices: ModelPrici
 const SESSION_SEEDS = Array.from({ length: Number(process.env.COST_SEEDS ?? 20) }, (_, index) => index + 1);
 /** Seeds of the chat with its pauses (`COST_CHAT_SEEDS`: how many, from 1; 20 by default): each seed another chat and other pauses. */
 const CHAT_SEEDS = Array.from({ length: Number(process.env.COST_CHAT_SEEDS ?? 20) }, (_, index) => index + 1);
-/** The window of the chat with its pauses (`COST_CHAT_WINDOW`): the session's, 128,000, by default. */
-const CHAT_WINDOW = Number(process.env.COST_CHAT_WINDOW ?? 128_000);
+/**
+ * The windows of the chat with its pauses (`COST_CHAT_WINDOWS`: a comma-separated list): the
+ * session's, 128,000, where a chat of 150 turns compacts about once, and 32,000, where it compacts
+ * every few dozen turns, often across a break longer than the cache's lifetime.
+ */
+const CHAT_WINDOWS: readonly number[] = (process.env.COST_CHAT_WINDOWS ?? '128000,32000').split(',').map(Number);
 /** Seeds of the continuity scoreboard (`COST_CONTINUITY_SEEDS`: how many, from 1; 3 by default). */
 const CONTINUITY_SEEDS = Array.from({ length: Number(process.env.COST_CONTINUITY_SEEDS ?? 3) }, (_, index) => index + 1);
 
@@ -265,7 +269,7 @@ function costCellsOf(runs: readonly { usage: Usage }[], ceilingRuns: readonly { 
 export function pieces(): Piece[] {
   const continuity = CONTINUITY_WINDOWS.flatMap((window) => CONTINUITY_SEEDS.flatMap((seed) => CONTINUITY_VARIANTS.flatMap((variant) => MODES.map((mode) => ({ kind: 'continuity' as const, window, seed, variant, mode })))));
   const session = SESSION_SEEDS.flatMap((seed) => SESSION_VARIANTS.map((variant) => ({ kind: 'session' as const, seed, variant })));
-  const chat = CHAT_SEEDS.flatMap((seed) => CHAT_VARIANTS.map((variant) => ({ kind: 'chat' as const, seed, variant, window: CHAT_WINDOW })));
+  const chat = CHAT_WINDOWS.flatMap((window) => CHAT_SEEDS.flatMap((seed) => CHAT_VARIANTS.map((variant) => ({ kind: 'chat' as const, seed, variant, window }))));
   // measured (BENCH_POOL_TIMES=1): a session about 6 s of CPU (10 held near the ceiling), a continuity run about 3, a chat about 2
   return [...session, ...continuity, ...chat];
 }
@@ -275,7 +279,8 @@ export async function run(): Promise<void> {
   const results = await inChildren<Piece, PieceResult>(import.meta.url, 'runCostPiece', all);
   const of = <K extends Piece['kind'], R>(kind: K) => all.flatMap((piece, index) => (piece.kind === kind ? [{ piece: piece as Extract<Piece, { kind: K }>, result: results[index] as R }] : []));
   printSession(of<'session', SessionRun>('session'));
-  printChat(of<'chat', ChatResult>('chat'));
+  const chats = of<'chat', ChatResult>('chat');
+  for (const window of CHAT_WINDOWS) printChat(window, chats.filter(({ piece }) => piece.window === window));
   printContinuity(of<'continuity', ContinuityResult>('continuity'));
 }
 
@@ -317,13 +322,13 @@ function printSession(runs: { piece: SessionPiece; result: SessionRun }[]): void
   console.log(`The instrument's own test: compactAt 1 costs what 'ceiling' costs, to the token: ${control ? 'yes' : 'NO'}; 'cost' told the cache is free costs more than 'cost' under both profiles, in input and in full cost: ${worse ? 'yes' : 'NO'}.`);
 }
 
-function printChat(runs: { piece: ChatPiece; result: ChatResult }[]): void {
+function printChat(window: number, runs: { piece: ChatPiece; result: ChatResult }[]): void {
   if (runs.length === 0) return;
   const byVariant = (variant: number) => runs.filter((each) => each.piece.variant === variant).map((each) => each.result);
   const breaks = sum(CHAT_SEEDS.map((seed) => pauses(seed, CHAT_TURNS).filter((ms) => ms > CACHE_IDLE_MS).length));
   const minutes = (ms: number) => `${Math.round(ms / 60_000)} min`;
   console.log(
-    `\nThe chat of the chat benchmark with its pauses: ${CHAT_TURNS} user turns, a person's pace (${PACE.pauseMs[0] / 1_000} to ${PACE.pauseMs[1] / 1_000} s before a turn; ${Math.round(PACE.breakShare * 100)} % of them breaks of ${minutes(PACE.breakMs[0])} to ${minutes(PACE.breakMs[1])}: ${breaks} breaks longer than the cache's ${minutes(CACHE_IDLE_MS)} over the seeds), seeds 1 to ${CHAT_SEEDS.length}${CHAT_SEEDS.length === 20 ? '' : ` (COST_CHAT_SEEDS=${CHAT_SEEDS.length}; 20 by default)`}, window ${tokens(CHAT_WINDOW)} (ceiling ${tokens(ceiling(CHAT_WINDOW, undefined))}), a real model's speed, summed over the seeds.`,
+    `\nThe chat of the chat benchmark with its pauses: ${CHAT_TURNS} user turns, a person's pace (${PACE.pauseMs[0] / 1_000} to ${PACE.pauseMs[1] / 1_000} s before a turn; ${Math.round(PACE.breakShare * 100)} % of them breaks of ${minutes(PACE.breakMs[0])} to ${minutes(PACE.breakMs[1])}: ${breaks} breaks longer than the cache's ${minutes(CACHE_IDLE_MS)} over the seeds), seeds 1 to ${CHAT_SEEDS.length}${CHAT_SEEDS.length === 20 ? '' : ` (COST_CHAT_SEEDS=${CHAT_SEEDS.length}; 20 by default)`}, window ${tokens(window)} (ceiling ${tokens(ceiling(window, undefined))}), a real model's speed, summed over the seeds.`,
   );
   console.log(
     "On the run's virtual clock the provider's prompt cache drops a prefix idle 5 minutes, so the turn after a break reads its prompt uncached and pays it at the cache-write price; the middleware sees the same clock (the cold-cache rule sends a ready checkpoint then). \"cold-cache\": compactions that rule decided; \"cold turns\": turns of 1,024 tokens or more that read nothing from the cache.",
@@ -352,14 +357,19 @@ function printChat(runs: { piece: ChatPiece; result: ChatResult }[]): void {
   for (const profile of PROFILE_NAMES) {
     const cost = totalCost(byVariant(profile === 'OpenAI' ? COST_OPENAI : COST_ANTHROPIC), profile);
     const base = totalCost(byVariant(CEILING), profile);
-    console.log(`With the pauses, under ${profile} prices, compactAt 'cost' costs ${ratio(cost.input, base.input)} of compactAt 'ceiling' in input cost and ${ratio(cost.full, base.full)} in full cost.`);
+    const chats = byVariant(profile === 'OpenAI' ? COST_OPENAI : COST_ANTHROPIC);
+    const compactions = sum(chats.map((chat) => chat.compactions));
+    const requests = sum(chats.map((chat) => chat.summaryRequests));
+    console.log(
+      `With the pauses at ${tokens(window)}, under ${profile} prices, compactAt 'cost' costs ${ratio(cost.input, base.input)} of compactAt 'ceiling' in input cost and ${ratio(cost.full, base.full)} in full cost, and makes ${requests} summary requests for ${compactions} compactions (${compactions === 0 ? '-' : (requests / compactions).toFixed(2)} a compaction; aim: at most 1.2).`,
+    );
   }
   const truth = totalCost(byVariant(COST_ANTHROPIC), 'Anthropic');
   const kept = totalCost(byVariant(CACHE_KEPT), 'Anthropic');
   const never = totalCost(byVariant(NEVER_TOLD), 'Anthropic');
   const coldRule = (variant: number) => sum(byVariant(variant).map((chat) => chat.rules['cold-cache'] ?? 0));
   console.log(
-    `The pauses' own test: with the provider's cache never expiring, 'cost' (Anthropic prices) costs ${tokens(kept.input)} in Anthropic input cost against ${tokens(truth.input)} with it expiring: less (the breaks are billed): ${kept.input < truth.input ? 'yes' : 'NO'}; told the cache never expires, 'cost' made ${coldRule(NEVER_TOLD)} cold-cache compactions (must be 0: ${coldRule(NEVER_TOLD) === 0 ? 'yes' : 'NO'}) against ${coldRule(COST_ANTHROPIC)} told the truth, and cost ${tokens(never.input)} in input cost, ${tokens(never.full)} in full cost, against ${tokens(truth.input)} and ${tokens(truth.full)} (what the cold-cache rule saved: ${tokens(never.input - truth.input)} and ${tokens(never.full - truth.full)}).`,
+    `The pauses' own test at ${tokens(window)}: with the provider's cache never expiring, 'cost' (Anthropic prices) costs ${tokens(kept.input)} in Anthropic input cost against ${tokens(truth.input)} with it expiring: less (the breaks are billed): ${kept.input < truth.input ? 'yes' : 'NO'}; told the cache never expires, 'cost' made ${coldRule(NEVER_TOLD)} cold-cache compactions (must be 0: ${coldRule(NEVER_TOLD) === 0 ? 'yes' : 'NO'}) against ${coldRule(COST_ANTHROPIC)} told the truth (the rule exercised: ${coldRule(COST_ANTHROPIC) > 0 ? 'yes' : 'no, the control says nothing here'}), and cost ${tokens(never.input)} in input cost, ${tokens(never.full)} in full cost, against ${tokens(truth.input)} and ${tokens(truth.full)} (what the cold-cache rule saved: ${tokens(never.input - truth.input)} and ${tokens(never.full - truth.full)}).`,
   );
 }
 

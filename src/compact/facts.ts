@@ -111,7 +111,9 @@ export async function gatherFacts(engine: Engine, view: StepView, model: Model, 
   }
   const atLimit = Math.min(size, facts.catchUp?.size ?? size) >= limit || (facts.catchUp === undefined && facts.denseReach);
   // After a pause longer than the cache lifetime, a ready checkpoint may go out over half the trigger (rule `cold-cache`).
-  if (atLimit || (facts.cold === true && size * 2 > limit)) {
+  // Under a trigger below the window's ceiling, a checkpoint prepared against it goes out once ready (policy.ts, rule `prepared`).
+  const underTrigger = settings.prepare !== false && windowCeiling !== undefined && limit < windowCeiling && size < windowCeiling;
+  if (atLimit || (facts.cold === true && size * 2 > limit) || underTrigger) {
     facts.held = facts.catchUp === undefined && (await held(view, limit, window));
     const prepared = await findPrepared(engine, view, model, plan, limit);
     let placed = prepared?.ready ?? prepared?.tooLarge;

@@ -78,9 +78,15 @@ describe('decideStep: what goes out', () => {
     ['over the ceiling with a trigger under it: the ceiling decided', { size: 17_500, trigger: 12_000 }, { kind: 'compact', rule: 'ceiling' }],
     // a cold cache: the pause before the step outlived the provider's cache
     ['a cold cache, 6,001 tokens (over half the trigger of 12,000), a checkpoint ready', { size: 6_001, trigger: 12_000, cold: true, ready: ready(3_000) }, { kind: 'send-prepared', rule: 'cold-cache', which: 'ready' }],
-    ['a cold cache, 6,000 tokens: half the trigger, not over it', { size: 6_000, trigger: 12_000, cold: true, ready: ready(3_000) }, { kind: 'send', rule: 'under-ceiling' }],
+    ['a cold cache, 8,500 tokens: half the ceiling, not over it', { size: 8_500, cold: true, ready: ready(3_000) }, { kind: 'send', rule: 'under-ceiling' }],
     ['a cold cache, nothing ready', { size: 9_000, trigger: 12_000, cold: true }, { kind: 'send', rule: 'under-ceiling' }],
-    ['a warm cache, a checkpoint ready under the trigger: held back', { size: 9_000, trigger: 12_000, ready: ready(3_000) }, { kind: 'send', rule: 'under-ceiling' }],
+    ['a warm cache, a checkpoint prepared in the band ready under the ceiling: held back', { size: 14_000, ready: ready(3_000) }, { kind: 'send', rule: 'under-ceiling' }],
+    // under a trigger below the window's ceiling a checkpoint is prepared only against the trigger: sent once ready, wherever the trigger has moved
+    ['a checkpoint ready under a trigger below the ceiling (11,999 of 12,000)', { size: 11_999, trigger: 12_000, ready: ready(3_000) }, { kind: 'send-prepared', rule: 'prepared', which: 'ready' }],
+    ['a cold cache, 6,000 tokens (half the trigger), a checkpoint ready under it', { size: 6_000, trigger: 12_000, cold: true, ready: ready(3_000) }, { kind: 'send-prepared', rule: 'prepared', which: 'ready' }],
+    ['a checkpoint ready under a trigger that does not lower the prompt', { size: 9_000, trigger: 12_000, ready: ready(9_000) }, { kind: 'send', rule: 'under-ceiling' }],
+    ['a checkpoint ready under a trigger, a hold stands', { size: 9_000, trigger: 12_000, ready: ready(3_000), held: true }, { kind: 'send', rule: 'under-ceiling' }],
+    ['a checkpoint ready under a trigger, preparing off', { size: 9_000, trigger: 12_000, ready: ready(3_000), prepare: false }, { kind: 'send', rule: 'under-ceiling' }],
     ['a cold cache at the ceiling, no trigger: over half the ceiling', { size: 9_000, cold: true, ready: ready(3_000) }, { kind: 'send-prepared', rule: 'cold-cache', which: 'ready' }],
   ];
   for (const [name, given, expected] of rows) {
