@@ -71,6 +71,22 @@ describe('the chat with its pauses', () => {
   }, 120_000);
 });
 
+describe('one summary request a compaction in the chat with its pauses', () => {
+  beforeAll(() => hostKeepsTimers());
+
+  it('sends a checkpoint prepared against the trigger once it is ready, though the trigger has moved up past the prompt since', async () => {
+    // Seed 14 at 128,000 under OpenAI prices: turn 148 (36,810 tokens, a trigger of 39,130 its next
+    // step may reach) starts the compaction; at turn 149 the trigger stands at 37,568, over the
+    // prompt (36,840) again. Held until the prompt reached the trigger, the checkpoint was never
+    // sent (the chat ends): 1 compaction for 2 requests. Sent once ready: 2 for 2.
+    const run = await runChatPiece({ seed: 14, variant: variant("compactAt: 'cost' (OpenAI prices)"), window: 128_000 });
+    expect(run.error).toBeUndefined();
+    expect(run.summaryRequests).toBe(2);
+    expect(run.compactions).toBe(2);
+    expect(run.rules).toEqual({ prepared: 2 });
+  }, 60_000);
+});
+
 describe('the continuity scoreboard of the cost benchmark', () => {
   it("runs 'cost' with the recall tool offered on the continuity scoreboard only, and the agent asks it where the others cannot", async () => {
     const recall = variant("compactAt: 'cost' (Anthropic prices), with the recall tool");
