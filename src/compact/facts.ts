@@ -111,7 +111,8 @@ export async function gatherFacts(engine: Engine, view: StepView, model: Model, 
   }
   const atLimit = Math.min(size, facts.catchUp?.size ?? size) >= limit || (facts.catchUp === undefined && facts.denseReach);
   // After a pause longer than the cache lifetime, a ready checkpoint may go out over half the trigger (rule `cold-cache`).
-  // Under a trigger below the window's ceiling, a checkpoint prepared against it goes out once ready (policy.ts, rule `prepared`).
+  // Under a trigger below the window's ceiling a checkpoint prepared against it goes out once ready
+  // (policy.ts, rule `prepared`), and a step prepares before the trigger: a hold counts there too.
   const underTrigger = settings.prepare !== false && windowCeiling !== undefined && limit < windowCeiling && size < windowCeiling;
   if (atLimit || (facts.cold === true && size * 2 > limit) || underTrigger) {
     facts.held = facts.catchUp === undefined && (await held(view, limit, window));
@@ -130,10 +131,8 @@ export async function gatherFacts(engine: Engine, view: StepView, model: Model, 
     if (atLimit && facts.writing !== undefined) facts.clearing.instead = planClearing(settings, { ...clearingRequest, instead: true }) !== undefined;
   }
   // Over a trigger under the window's ceiling the step may still prepare (policy.ts, rule `over-trigger`).
-  if (settings.prepare !== false && (!atLimit || (windowCeiling !== undefined && limit < windowCeiling && size < windowCeiling))) {
+  if (settings.prepare !== false && (!atLimit || underTrigger)) {
     facts.prepared = await alreadyPrepared(engine, view, from, end);
-    // Under a trigger below the window's ceiling a step prepares before the trigger: a hold on the conversation counts there too.
-    if (!atLimit && windowCeiling !== undefined && limit < windowCeiling && facts.catchUp === undefined) facts.held = await held(view, limit, window);
     facts.prepareFrom = preparingFrom(left, settings.prepare * limit, limit);
     facts.tailFits = plan.budget === undefined || plan.live + (limit - size) <= plan.budget.total;
   }
