@@ -157,10 +157,12 @@ describe('the usage of compactions over a run', () => {
 
   it('should count a catch-up like every other request: usage() and the records equal the server', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
-    // The first summary (prepared at the band) is held until the step at the ceiling waits for it
-    // (the middleware's second sleep: the first is that summary's deadline): that step sends it with
-    // every step since the band (half the ceiling, 8,000 of 16,000) live after it, over the budget,
-    // and a catch-up follows.
+    // Under a trigger at 0.7 of the ceiling (11,200 of 16,000), the first summary (begun one step
+    // ahead of the trigger, at 9,754 tokens) is held until the step at the window's ceiling waits
+    // for it (the middleware's second sleep: the first is that summary's deadline); the steps over
+    // the trigger go out whole meanwhile. That step sends it with every step since 9,754 live after
+    // it, over the budget, and a catch-up follows. (Under the default cost trigger this loop sends
+    // each checkpoint the step after it is ready, before a catch-up is needed.)
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     let sleeps = 0;
@@ -176,7 +178,7 @@ describe('the usage of compactions over a run', () => {
         return doGenerate();
       },
     };
-    const run = await loop({ prepare: 0.5, [Symbol.for('ai-compaction.clock')]: clock } as Parameters<typeof compaction>[0], () => false, holdFirst);
+    const run = await loop({ prepare: 0.5, compactAt: 0.7, [Symbol.for('ai-compaction.clock')]: clock } as Parameters<typeof compaction>[0], () => false, holdFirst);
     expect(run.records.some((record) => record.rule === 'catch-up')).toBe(true);
     expect(run.totals).toEqual(run.counted);
   }, 240_000);
