@@ -156,7 +156,8 @@ export function stepAction(facts: StepFacts): StepAction {
     if (catchUp !== undefined) return { kind: 'send-prepared', rule: 'catch-up', which: 'catch-up' };
     // After a pause longer than the cache lifetime the prompt is read uncached anyway: a ready checkpoint goes out free of a cache miss.
     if (facts.cold === true && !facts.held && facts.ready !== undefined && size * 2 > ceiling && facts.ready.size < size) return { kind: 'send-prepared', rule: 'cold-cache', which: 'ready' };
-    // Under a trigger below the window's ceiling a checkpoint is prepared only against the trigger: the first step after it is ready sends it, wherever the trigger has moved since.
+    // Under a trigger below the window's ceiling the first step after a checkpoint is ready sends it, wherever the trigger has moved since:
+    // its request is spent and it lowers the prompt (one begun against the trigger, or in the band while the trigger stood at the ceiling).
     if (overTrigger(facts) && !facts.held && facts.ready !== undefined && facts.ready.size < size) return { kind: 'send-prepared', rule: 'prepared', which: 'ready' };
     return { kind: 'send', rule: 'under-ceiling' };
   }
