@@ -246,6 +246,8 @@ export async function runCostPiece(piece: Piece): Promise<PieceResult> {
 }
 
 const ratio = (value: number, of: number) => `${(value / of).toFixed(2)}x`;
+/** Summary requests a compaction, as the tables print it ('-' where nothing compacted). */
+const perCompaction = (requests: number, compactions: number) => (compactions === 0 ? '-' : (requests / compactions).toFixed(2));
 const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
 const PROFILE_NAMES = ['OpenAI', 'Anthropic'] as const;
 const COST_HEADER = PROFILE_NAMES.flatMap((profile) => [`${profile} input cost`, 'x ceiling', `${profile} full cost`, 'x ceiling']);
@@ -302,7 +304,7 @@ function printSession(runs: { piece: SessionPiece; result: SessionRun }[]): void
         String(pieceRuns.filter((piece) => piece.steps !== 500 || piece.errors > 0).length),
         String(compactions),
         String(requests),
-        compactions === 0 ? '-' : (requests / compactions).toFixed(2),
+        perCompaction(requests, compactions),
         ...costCellsOf(pieceRuns, byVariant(CEILING)),
       ];
     }),
@@ -348,20 +350,20 @@ function printChat(window: number, runs: { piece: ChatPiece; result: ChatResult 
         String(compactions),
         variant.handWritten === undefined ? String(sum(chats.map((chat) => chat.rules['cold-cache'] ?? 0))) : '-',
         String(requests),
-        compactions === 0 ? '-' : (requests / compactions).toFixed(2),
+        perCompaction(requests, compactions),
         String(sum(chats.map((chat) => chat.cold))),
         ...costCellsOf(chats, byVariant(CEILING)),
       ];
     }),
   );
   for (const profile of PROFILE_NAMES) {
-    const cost = totalCost(byVariant(profile === 'OpenAI' ? COST_OPENAI : COST_ANTHROPIC), profile);
-    const base = totalCost(byVariant(CEILING), profile);
     const chats = byVariant(profile === 'OpenAI' ? COST_OPENAI : COST_ANTHROPIC);
+    const cost = totalCost(chats, profile);
+    const base = totalCost(byVariant(CEILING), profile);
     const compactions = sum(chats.map((chat) => chat.compactions));
     const requests = sum(chats.map((chat) => chat.summaryRequests));
     console.log(
-      `With the pauses at ${tokens(window)}, under ${profile} prices, compactAt 'cost' costs ${ratio(cost.input, base.input)} of compactAt 'ceiling' in input cost and ${ratio(cost.full, base.full)} in full cost, and makes ${requests} summary requests for ${compactions} compactions (${compactions === 0 ? '-' : (requests / compactions).toFixed(2)} a compaction; aim: at most 1.2).`,
+      `With the pauses at ${tokens(window)}, under ${profile} prices, compactAt 'cost' costs ${ratio(cost.input, base.input)} of compactAt 'ceiling' in input cost and ${ratio(cost.full, base.full)} in full cost, and makes ${requests} summary requests for ${compactions} compactions (${perCompaction(requests, compactions)} a compaction; aim: at most 1.2).`,
     );
   }
   const truth = totalCost(byVariant(COST_ANTHROPIC), 'Anthropic');

@@ -25,6 +25,7 @@ import { redisStore } from '../src/redis';
 import { charsPerToken, tokenizerFactor } from '../src/sizing/learned';
 import type { ModelSizing } from '../src/store/format';
 import type { Clock } from '../src/clock';
+import { CLOCK } from '../src/options';
 import { type AgentRequest, createProjectTools, projectToolDescriptions, startProviderServer } from '../test/support/provider-server';
 import { pick, rng } from '../test/support/provider-server/random';
 import { startRedisServer } from '../test/support/redis-server';
@@ -253,7 +254,7 @@ interface Counters {
 function rotating(make: Make, every: number, counters: Counters, clock: Clock | undefined): LanguageModelMiddleware {
   const onCompaction: CompactionOptions['onCompaction'] = (record) => void (record.reason === 'overflow' ? counters.overflow++ : counters.auto++);
   // every instance reads the run's virtual clock (a figure must not depend on the machine's speed)
-  const given = { onCompaction, ...(clock === undefined ? {} : { [Symbol.for('ai-compaction.clock')]: clock }) };
+  const given = { onCompaction, ...(clock === undefined ? {} : { [CLOCK]: clock }) };
   let current = make(given);
   counters.instances = 1;
   let steps = 0;

@@ -154,11 +154,13 @@ export function stepAction(facts: StepFacts): StepAction {
   const current = catchUp?.size ?? size;
   if (current < ceiling && !(catchUp === undefined && facts.denseReach)) {
     if (catchUp !== undefined) return { kind: 'send-prepared', rule: 'catch-up', which: 'catch-up' };
+    // A ready checkpoint that lowers the prompt, no hold standing.
+    const lowers = !facts.held && facts.ready !== undefined && facts.ready.size < size;
     // After a pause longer than the cache lifetime the prompt is read uncached anyway: a ready checkpoint goes out free of a cache miss.
-    if (facts.cold === true && !facts.held && facts.ready !== undefined && size * 2 > ceiling && facts.ready.size < size) return { kind: 'send-prepared', rule: 'cold-cache', which: 'ready' };
+    if (lowers && facts.cold === true && size * 2 > ceiling) return { kind: 'send-prepared', rule: 'cold-cache', which: 'ready' };
     // Under a trigger below the window's ceiling the first step after a checkpoint is ready sends it, wherever the trigger has moved since:
     // its request is spent and it lowers the prompt (one begun against the trigger, or in the band while the trigger stood at the ceiling).
-    if (overTrigger(facts) && !facts.held && facts.ready !== undefined && facts.ready.size < size) return { kind: 'send-prepared', rule: 'prepared', which: 'ready' };
+    if (lowers && overTrigger(facts)) return { kind: 'send-prepared', rule: 'prepared', which: 'ready' };
     return { kind: 'send', rule: 'under-ceiling' };
   }
   if (facts.held && catchUp === undefined) return { kind: 'send', rule: 'held' };
